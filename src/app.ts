@@ -1,0 +1,62 @@
+import { openapi } from '@elysiajs/openapi'
+import { Elysia, ValidationError } from 'elysia'
+import packageJson from '../package.json' with { type: 'json' }
+import type { AppDeps } from './deps.ts'
+import { OAuthError, serverError } from './errors.ts'
+import { keyRoutes } from './keys/routes.ts'
+import { describeError, type Logger } from './lib/log.ts'
+import { oauthRoutes } from './oauth/routes.ts'
+import { usageRoutes } from './usage/routes.ts'
+
+/**
+ * The root app: OpenAPI document, the one error mapping, then the feature routes. Errors are mapped
+ * before the routes are added because Elysia hooks apply to routes registered after them.
+ */
+export function createApp(deps: AppDeps) {
+  return new Elysia({ name: 'ofage' })
+    .use(
+      openapi({
+        path: '/api/openapi',
+        specPath: '/api/openapi.json',
+        provider: null,
+        documentation: {
+          info: { title: 'ofage API', version: packageJson.version, description: 'Age verification: code exchange, token validation, keys, usage.' },
+          servers: [{ url: deps.config.publicUrl }],
+          components: { securitySchemes: { clientBasic: { type: 'http', scheme: 'basic' } } },
+        },
+      }),
+    )
+    .onError(({ code, error }) => errorResponse(code, error, deps.log))
+    .use(keyRoutes(deps))
+    .use(oauthRoutes(deps))
+    .use(usageRoutes(deps))
+}
+
+export type App = ReturnType<typeof createApp>
+
+/** Every failure becomes the spec's JSON body with its status; a 500 never says why (the log does). */
+function errorResponse(code: string | number, error: unknown, log: Logger): Response {
+  const mapped = mapError(code, error)
+  if (mapped.code === 'server_error') log.error('request_failed', { code, ...describeError(error) })
+  const headers: Record<string, string> = { 'content-type': 'application/json', 'cache-control': 'no-store' }
+  // RFC 6749 §5.2: a 401 for client authentication names the scheme the client should use.
+  if (mapped.status === 401) headers['www-authenticate'] = 'Basic realm="ofage", charset="UTF-8"'
+  return new Response(JSON.stringify(mapped.toBody()), { status: mapped.status, headers })
+}
+
+function mapError(code: string | number, error: unknown): OAuthError {
+  if (error instanceof OAuthError) return error
+  if (code === 'NOT_FOUND') return new OAuthError('not_found', 'No such endpoint')
+  if (code === 'PARSE') return new OAuthError('invalid_request', 'The request body could not be parsed')
+  // A response that fails its own schema is our bug, not the caller's: that stays a 500.
+  if (error instanceof ValidationError && error.type !== 'response') {
+    return new OAuthError('invalid_request', describeValidation(error))
+  }
+  return serverError
+}
+
+function describeValidation(error: ValidationError): string {
+  const first = error.valueError
+  const where = first?.path ? `${error.type} ${first.path.replace(/^\//, '')}` : error.type
+  return `Invalid ${where}: ${first?.message ?? 'does not match the schema'}`
+}

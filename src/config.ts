@@ -1,0 +1,101 @@
+/**
+ * The only reader of the environment. Every variable is validated once, at start; a bad value stops
+ * start-up with a {@link ConfigError} that names the variable (DESIGN.md, "Configuration").
+ */
+
+export type DatabaseTarget =
+  | { kind: 'pglite'; dataDir: string }
+  | { kind: 'memory' }
+  | { kind: 'postgres'; url: string }
+
+export type Config = {
+  port: number
+  database: DatabaseTarget
+  dataDir: string
+  /** `{base_url}`: the API address, without a trailing slash. */
+  publicUrl: string
+  /** `{app_url}`: the hosted page's address, without a trailing slash. */
+  appUrl: string
+  /** `{issuer_url}`: the `iss` claim, exactly as configured. */
+  issuerUrl: string
+  signingKeyFile: string | undefined
+  /** Whether start-up creates the sandbox demo client and serves `/demo`. */
+  demo: boolean
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(`${variable} ${message}`)
+    this.name = 'ConfigError'
+  }
+}
+
+type Env = Record<string, string | undefined>
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = readPort(env.PORT)
+  const dataDir = nonEmpty(env.DATA_DIR) ?? './data'
+  const database = readDatabase(env.DATABASE_URL, dataDir)
+  const publicUrl = readUrl('PUBLIC_URL', env.PUBLIC_URL) ?? `http://localhost:${port}`
+  const appUrl = readUrl('APP_URL', env.APP_URL) ?? publicUrl
+  const issuerUrl = nonEmpty(env.ISSUER_URL) ? readIssuer(env.ISSUER_URL!) : publicUrl
+  return {
+    port,
+    database,
+    dataDir,
+    publicUrl,
+    appUrl,
+    issuerUrl,
+    signingKeyFile: nonEmpty(env.SIGNING_KEY_FILE),
+    demo: readFlag('OFAGE_DEMO', env.OFAGE_DEMO) ?? database.kind !== 'postgres',
+  }
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value.trim()
+}
+
+function readPort(value: string | undefined): number {
+  if (nonEmpty(value) === undefined) return 3000
+  const port = Number(value)
+  if (!/^\d+$/.test(value!.trim()) || port < 1 || port > 65535) {
+    throw new ConfigError('PORT', `must be an integer from 1 to 65535, got "${value}"`)
+  }
+  return port
+}
+
+function readDatabase(value: string | undefined, dataDir: string): DatabaseTarget {
+  const url = nonEmpty(value)
+  if (url === undefined) return { kind: 'pglite', dataDir }
+  if (url === 'memory:') return { kind: 'memory' }
+  if (/^postgres(ql)?:\/\//.test(url) && URL.canParse(url)) return { kind: 'postgres', url }
+  throw new ConfigError('DATABASE_URL', 'must be a postgres:// URL or "memory:" (unset: the embedded database in DATA_DIR)')
+}
+
+/** Reads an http(s) URL and drops a trailing slash so paths can be appended. */
+function readUrl(variable: string, value: string | undefined): string | undefined {
+  const raw = nonEmpty(value)
+  if (raw === undefined) return undefined
+  const url = URL.canParse(raw) ? new URL(raw) : undefined
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.search || url.hash) {
+    throw new ConfigError(variable, `must be an http(s) URL without query or fragment, got "${raw}"`)
+  }
+  return raw.replace(/\/+$/, '')
+}
+
+/** The issuer is compared byte for byte by verifiers, so it is kept exactly as written. */
+function readIssuer(value: string): string {
+  readUrl('ISSUER_URL', value)
+  return value.trim()
+}
+
+function readFlag(variable: string, value: string | undefined): boolean | undefined {
+  const raw = nonEmpty(value)?.toLowerCase()
+  if (raw === undefined) return undefined
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false
+  throw new ConfigError(variable, `must be 1 or 0, got "${value}"`)
+}

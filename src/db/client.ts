@@ -1,0 +1,91 @@
+import { mkdirSync } from 'node:fs'
+import { PGlite } from '@electric-sql/pglite'
+import { sql } from 'drizzle-orm'
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
+import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js'
+import postgres from 'postgres'
+import { ConfigError, type DatabaseTarget } from '../config.ts'
+import { acquireDataDirLock } from './data-dir-lock.ts'
+import * as schema from './schema.ts'
+
+/** The one database type the services use: Drizzle over PGlite or over postgres.js, same schema. */
+export type Database = PgDatabase<PgQueryResultHKT, typeof schema>
+
+/** A transaction or the database itself: services that write several rows accept either. */
+export type Executor = Parameters<Parameters<Database['transaction']>[0]>[0] | Database
+
+export type OpenDatabase = {
+  db: Database
+  target: DatabaseTarget
+  close(): Promise<void>
+}
+
+export type OpenOptions = {
+  /** Who is opening the embedded store, for the message shown to a second process. */
+  holder?: string
+  /** postgres.js pool size (default 10). */
+  maxConnections?: number
+}
+
+/**
+ * Opens the configured database and checks that it answers. Failures become a {@link ConfigError}
+ * naming the variable to fix, so start-up prints one line instead of a stack trace.
+ */
+export async function openDatabase(target: DatabaseTarget, options: OpenOptions = {}): Promise<OpenDatabase> {
+  if (target.kind === 'postgres') return openPostgres(target, options)
+  return openPglite(target, options)
+}
+
+async function openPostgres(target: DatabaseTarget & { kind: 'postgres' }, options: OpenOptions): Promise<OpenDatabase> {
+  const client = postgres(target.url, {
+    max: options.maxConnections ?? 10,
+    onnotice: () => {},
+    connect_timeout: 5,
+    // Fail fast when Postgres is gone instead of letting requests queue forever.
+    idle_timeout: 60,
+  })
+  const db = drizzlePostgres(client, { schema }) as unknown as Database
+  try {
+    await db.execute(sql`select 1`)
+  } catch (cause) {
+    await client.end({ timeout: 1 }).catch(() => {})
+    throw new ConfigError('DATABASE_URL', `cannot connect to Postgres: ${describe(cause)}`)
+  }
+  return { db, target, close: () => client.end({ timeout: 5 }) }
+}
+
+async function openPglite(target: DatabaseTarget, options: OpenOptions): Promise<OpenDatabase> {
+  let release = () => {}
+  let client: PGlite
+  if (target.kind === 'pglite') {
+    try {
+      mkdirSync(target.dataDir, { recursive: true, mode: 0o700 })
+    } catch (cause) {
+      throw new ConfigError('DATA_DIR', `cannot be created: ${describe(cause)}`)
+    }
+    // PGlite allows one process per data directory; a second opener would corrupt it.
+    release = acquireDataDirLock(target.dataDir, options.holder ?? 'ofage')
+    try {
+      client = await PGlite.create(`${target.dataDir}/pgdata`)
+    } catch (cause) {
+      release()
+      throw new ConfigError('DATA_DIR', `holds no usable embedded database: ${describe(cause)}`)
+    }
+  } else {
+    client = await PGlite.create()
+  }
+  const db = drizzlePglite(client, { schema }) as unknown as Database
+  return {
+    db,
+    target,
+    async close() {
+      await client.close()
+      release()
+    },
+  }
+}
+
+function describe(cause: unknown): string {
+  return cause instanceof Error ? cause.message : String(cause)
+}

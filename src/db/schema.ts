@@ -1,0 +1,117 @@
+import { sql } from 'drizzle-orm'
+import {
+  boolean,
+  check,
+  date,
+  index,
+  integer,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uuid,
+} from 'drizzle-orm/pg-core'
+
+const instant = (name: string) => timestamp(name, { withTimezone: true, mode: 'date', precision: 3 })
+
+export const methodClasses = ['age_only', 'biometric'] as const
+export type MethodClass = (typeof methodClasses)[number]
+
+export const verificationLevels = ['first_verification', 're_verification'] as const
+export type VerificationLevel = (typeof verificationLevels)[number]
+
+export const clientStatuses = ['active', 'suspended'] as const
+export type ClientStatus = (typeof clientStatuses)[number]
+
+/** Integrating sites. Only a keyed hash of the secret is kept (DESIGN.md, "Clients"). */
+export const clients = pgTable(
+  'clients',
+  {
+    id: text('id').primaryKey(),
+    name: text('name').notNull(),
+    secretHash: text('secret_hash').notNull(),
+    /** Exact-match allow list: scheme, host, port and path compared as strings. */
+    redirectUris: text('redirect_uris').array().notNull(),
+    status: text('status', { enum: clientStatuses }).notNull().default('active'),
+    minAge: integer('min_age'),
+    /** Approved verifications per UTC calendar month; null is unlimited. */
+    verificationLimit: integer('verification_limit'),
+    sandbox: boolean('sandbox').notNull().default(false),
+    createdAt: instant('created_at').notNull(),
+  },
+  (t) => [
+    check('clients_min_age_range', sql`${t.minAge} is null or ${t.minAge} between 1 and 99`),
+    check('clients_limit_non_negative', sql`${t.verificationLimit} is null or ${t.verificationLimit} >= 0`),
+  ],
+)
+
+/**
+ * One row per approved verification: the audit trail behind `transaction_id`. Nothing personal: the
+ * subject is a pairwise pseudonym, and no evidence of the check is kept.
+ */
+export const auditLogs = pgTable(
+  'audit_logs',
+  {
+    transactionId: uuid('transaction_id').primaryKey(),
+    clientId: text('client_id')
+      .notNull()
+      .references(() => clients.id),
+    subject: text('subject').notNull(),
+    methodClass: text('method_class', { enum: methodClasses }).notNull(),
+    verificationLevel: text('verification_level', { enum: verificationLevels }).notNull(),
+    ageOver: integer('age_over').notNull(),
+    createdAt: instant('created_at').notNull(),
+    /** Set when the code for this verification was replayed (RFC 6749 §4.1.2): its tokens stop validating. */
+    revokedAt: instant('revoked_at'),
+  },
+  (t) => [index('audit_logs_client_created').on(t.clientId, t.createdAt)],
+)
+
+/** Authorization codes, stored only as SHA-256 of the code (they are 256-bit random values). */
+export const authCodes = pgTable(
+  'auth_codes',
+  {
+    codeHash: text('code_hash').primaryKey(),
+    clientId: text('client_id')
+      .notNull()
+      .references(() => clients.id),
+    transactionId: uuid('transaction_id')
+      .notNull()
+      .references(() => auditLogs.transactionId),
+    redirectUri: text('redirect_uri').notNull(),
+    state: text('state'),
+    createdAt: instant('created_at').notNull(),
+    expiresAt: instant('expires_at').notNull(),
+    usedAt: instant('used_at'),
+  },
+  (t) => [index('auth_codes_expires').on(t.expiresAt)],
+)
+
+/**
+ * Approved verifications counted per client and UTC day, updated in the transaction that writes the
+ * audit row: usage reports and plan limits read a few counter rows instead of the audit log.
+ */
+export const usageDaily = pgTable(
+  'usage_daily',
+  {
+    clientId: text('client_id')
+      .notNull()
+      .references(() => clients.id),
+    day: date('day', { mode: 'string' }).notNull(),
+    total: integer('total').notNull().default(0),
+    ageOnly: integer('age_only').notNull().default(0),
+    biometric: integer('biometric').notNull().default(0),
+    reverification: integer('reverification').notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.clientId, t.day] })],
+)
+
+/**
+ * Server-wide secrets generated once and shared by every instance: the signing key (unless
+ * SIGNING_KEY_FILE is set) and the HMAC keys for client secrets and pairwise subjects.
+ */
+export const serverSecrets = pgTable('server_secrets', {
+  name: text('name').primaryKey(),
+  value: text('value').notNull(),
+  createdAt: instant('created_at').notNull(),
+})

@@ -1,0 +1,14 @@
+import type { Config } from './config.ts'
+import type { Database } from './db/client.ts'
+import type { ServerKeys } from './keys/server-keys.ts'
+import type { Clock } from './lib/clock.ts'
+import type { Logger } from './lib/log.ts'
+
+/** Everything the routes and services depend on, built once at start (src/index.ts) or by a test. */
+export type AppDeps = {
+  config: Config
+  db: Database
+  keys: ServerKeys
+  clock: Clock
+  log: Logger
+}

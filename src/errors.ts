@@ -1,0 +1,45 @@
+/**
+ * The spec's error codes (SPEC.md §7) and their HTTP statuses, in one place. Services throw
+ * {@link OAuthError}; the root app turns it into `{error, error_description}` with this status.
+ */
+export const errorStatus = {
+  invalid_request: 400,
+  invalid_client: 401,
+  invalid_grant: 400,
+  expired_code: 400,
+  code_already_used: 400,
+  invalid_redirect_uri: 400,
+  invalid_state: 400,
+  // The spec leaves these two open but says token-exchange errors are 400 or 401; RFC 6749 §5.2 uses 400.
+  unsupported_grant_type: 400,
+  client_suspended: 401,
+  age_requirement_not_met: 403,
+  payment_required: 402,
+  not_found: 404,
+  server_error: 500,
+} as const
+
+export type ErrorCode = keyof typeof errorStatus
+
+export type ErrorBody = { error: ErrorCode; error_description: string }
+
+export class OAuthError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    readonly description: string,
+  ) {
+    super(`${code}: ${description}`)
+    this.name = 'OAuthError'
+  }
+
+  get status(): number {
+    return errorStatus[this.code]
+  }
+
+  toBody(): ErrorBody {
+    return { error: this.code, error_description: this.description }
+  }
+}
+
+/** The body of every 500: generic on purpose, the cause goes to the log only. */
+export const serverError = new OAuthError('server_error', 'The server could not complete the request. Try again later.')

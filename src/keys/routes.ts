@@ -1,0 +1,61 @@
+import { Elysia, t } from 'elysia'
+import type { AppDeps } from '../deps.ts'
+import { sha256Hex } from '../lib/crypto.ts'
+import { ALGORITHM, KEY_ID } from './signing-key.ts'
+
+/** SPEC.md §8 asks verifiers to cache the key set for 24 hours; we say the same to their caches. */
+const CACHE_CONTROL = 'public, max-age=86400'
+
+type Published = { body: string; etag: string }
+
+function publish(value: unknown): Published {
+  const body = JSON.stringify(value)
+  return { body, etag: `"${sha256Hex(body).slice(0, 32)}"` }
+}
+
+function respond(published: Published, request: Request): Response {
+  const headers = { 'content-type': 'application/json', 'cache-control': CACHE_CONTROL, etag: published.etag }
+  const ifNoneMatch = request.headers.get('if-none-match')
+  if (ifNoneMatch?.split(',').some((tag) => tag.trim() === published.etag || tag.trim() === '*')) {
+    return new Response(null, { status: 304, headers })
+  }
+  return new Response(published.body, { headers })
+}
+
+/**
+ * The published key: PEM (§4.4) and JWKS (§4.5), both from the one signing key. Bodies are computed on
+ * first use and then served as they are; if the key cannot be read the error handler answers 500.
+ */
+export function keyRoutes(deps: AppDeps) {
+  let publicKey: Published | undefined
+  let jwks: Published | undefined
+  return new Elysia({ name: 'key-routes' })
+    .get(
+      '/api/verify/public-key',
+      ({ request }) => {
+        publicKey ??= publish({ public_key: deps.keys.signing.publicPem, kid: KEY_ID, alg: ALGORITHM })
+        return respond(publicKey, request)
+      },
+      {
+        response: { 200: t.Object({ public_key: t.String(), kid: t.String(), alg: t.String() }) },
+        detail: { summary: 'The PEM public key that verifies access tokens', tags: ['Keys'] },
+      },
+    )
+    .get(
+      '/api/.well-known/jwks.json',
+      ({ request }) => {
+        jwks ??= publish({ keys: [deps.keys.signing.jwk] })
+        return respond(jwks, request)
+      },
+      {
+        response: {
+          200: t.Object({
+            keys: t.Array(
+              t.Object({ kty: t.String(), kid: t.String(), use: t.String(), alg: t.String(), n: t.String(), e: t.String() }),
+            ),
+          }),
+        },
+        detail: { summary: 'The key set: one RSA key (SPEC.md §2.4)', tags: ['Keys'] },
+      },
+    )
+}

@@ -1,0 +1,14 @@
+import { eq } from 'drizzle-orm'
+import type { Database } from '../db/client.ts'
+import { serverSecrets } from '../db/schema.ts'
+
+/**
+ * Returns the named server secret, creating it with `make` the first time. Instances starting together
+ * race on the insert; `on conflict do nothing` plus a read makes every one of them use the winner's value.
+ */
+export async function getOrCreateSecret(db: Database, name: string, make: () => string, now: Date): Promise<string> {
+  await db.insert(serverSecrets).values({ name, value: make(), createdAt: now }).onConflictDoNothing()
+  const [row] = await db.select({ value: serverSecrets.value }).from(serverSecrets).where(eq(serverSecrets.name, name))
+  if (!row) throw new Error(`server secret ${name} vanished after insert`)
+  return row.value
+}

@@ -1,0 +1,24 @@
+/**
+ * Structured logs: one JSON object per line on stderr. Callers pass event names and plain fields;
+ * never a secret, token, code or personal value.
+ */
+export type Logger = {
+  info(event: string, fields?: Record<string, unknown>): void
+  error(event: string, fields?: Record<string, unknown>): void
+}
+
+export function jsonLogger(write: (line: string) => void = (line) => process.stderr.write(`${line}\n`)): Logger {
+  const emit = (level: string, event: string, fields: Record<string, unknown> = {}) =>
+    write(JSON.stringify({ time: new Date().toISOString(), level, event, ...fields }))
+  return {
+    info: (event, fields) => emit('info', event, fields),
+    error: (event, fields) => emit('error', event, fields),
+  }
+}
+
+export const silentLogger: Logger = { info() {}, error() {} }
+
+/** What of an unexpected error may be logged: its class, message and stack, nothing from the request. */
+export function describeError(error: unknown): Record<string, unknown> {
+  return error instanceof Error ? { error: error.name, message: error.message, stack: error.stack } : { error: String(error) }
+}

@@ -1,0 +1,177 @@
+import { asc, eq } from 'drizzle-orm'
+import type { Database } from '../db/client.ts'
+import { clients, type ClientStatus } from '../db/schema.ts'
+import { OAuthError } from '../errors.ts'
+import { constantTimeEqual, hmacHex, randomToken } from '../lib/crypto.ts'
+import type { Clock } from '../lib/clock.ts'
+import type { ServerKeys } from '../keys/server-keys.ts'
+
+export type Client = typeof clients.$inferSelect
+
+export type ClientDeps = { db: Database; keys: ServerKeys; clock: Clock }
+
+export type NewClient = {
+  name: string
+  redirectUris: string[]
+  minAge?: number | null
+  verificationLimit?: number | null
+  sandbox?: boolean
+  /** Only for importing a client from elsewhere; normally a fresh 256-bit secret is generated. */
+  secret?: string
+}
+
+/** A client as the CLI and docs show it: wire names, never the secret's hash. */
+export function describeClient(client: Client) {
+  return {
+    client_id: client.id,
+    name: client.name,
+    redirect_uris: client.redirectUris,
+    min_age: client.minAge,
+    verification_limit: client.verificationLimit,
+    sandbox: client.sandbox,
+    status: client.status,
+    created_at: client.createdAt.toISOString(),
+  }
+}
+
+/** Creates a client and returns it with its secret, which is shown this once and stored only hashed. */
+export async function createClient(deps: ClientDeps, input: NewClient): Promise<{ client: Client; secret: string }> {
+  const name = input.name.trim()
+  if (!name) throw new OAuthError('invalid_request', 'name must not be empty')
+  if (input.redirectUris.length === 0) throw new OAuthError('invalid_request', 'at least one redirect URI is required')
+  input.redirectUris.forEach(checkRedirectUri)
+  checkMinAge(input.minAge)
+  checkLimit(input.verificationLimit)
+  const secret = input.secret ?? randomToken(32)
+  const [client] = await deps.db
+    .insert(clients)
+    .values({
+      id: `cl_${randomToken(12)}`,
+      name,
+      secretHash: hashSecret(deps.keys, secret),
+      redirectUris: [...new Set(input.redirectUris)],
+      minAge: input.minAge ?? null,
+      verificationLimit: input.verificationLimit ?? null,
+      sandbox: input.sandbox ?? false,
+      createdAt: deps.clock.now(),
+    })
+    .returning()
+  return { client: client!, secret }
+}
+
+export async function findClient(db: Database, clientId: string): Promise<Client | undefined> {
+  const [client] = await db.select().from(clients).where(eq(clients.id, clientId))
+  return client
+}
+
+export async function listClients(db: Database): Promise<Client[]> {
+  return db.select().from(clients).orderBy(asc(clients.createdAt), asc(clients.id))
+}
+
+export type ClientChanges = {
+  status?: ClientStatus
+  minAge?: number | null
+  verificationLimit?: number | null
+  addRedirectUris?: string[]
+  removeRedirectUris?: string[]
+}
+
+/** Applies changes to a client; returns undefined when no such client exists. */
+export async function updateClient(db: Database, clientId: string, changes: ClientChanges): Promise<Client | undefined> {
+  const client = await findClient(db, clientId)
+  if (!client) return undefined
+  changes.addRedirectUris?.forEach(checkRedirectUri)
+  checkMinAge(changes.minAge)
+  checkLimit(changes.verificationLimit)
+  const removed = new Set(changes.removeRedirectUris ?? [])
+  const redirectUris = [...new Set([...client.redirectUris, ...(changes.addRedirectUris ?? [])])].filter((u) => !removed.has(u))
+  if (redirectUris.length === 0) throw new OAuthError('invalid_request', 'a client must keep at least one redirect URI')
+  const [updated] = await db
+    .update(clients)
+    .set({
+      redirectUris,
+      ...(changes.status !== undefined && { status: changes.status }),
+      ...(changes.minAge !== undefined && { minAge: changes.minAge }),
+      ...(changes.verificationLimit !== undefined && { verificationLimit: changes.verificationLimit }),
+    })
+    .where(eq(clients.id, clientId))
+    .returning()
+  return updated
+}
+
+/** Replaces a client's secret; the old one stops working at once. */
+export async function rotateClientSecret(deps: ClientDeps, clientId: string): Promise<{ client: Client; secret: string } | undefined> {
+  const secret = randomToken(32)
+  const [client] = await deps.db
+    .update(clients)
+    .set({ secretHash: hashSecret(deps.keys, secret) })
+    .where(eq(clients.id, clientId))
+    .returning()
+  return client && { client, secret }
+}
+
+/**
+ * Authenticates a client from an `Authorization: Basic` header (SPEC.md §5). Unknown id and wrong secret
+ * are the same `invalid_client`; a suspended client that proves its secret learns `client_suspended`.
+ */
+export async function authenticateClient(deps: ClientDeps, authorization: string | undefined): Promise<Client> {
+  const credentials = parseBasicAuthorization(authorization)
+  if (!credentials) throw new OAuthError('invalid_client', 'Client authentication failed: send HTTP Basic client_id:client_secret')
+  const client = await findClient(deps.db, credentials.clientId)
+  // Hash even for an unknown id so both failures take the same time.
+  const presented = hashSecret(deps.keys, credentials.secret)
+  if (!client || !constantTimeEqual(presented, client.secretHash)) {
+    throw new OAuthError('invalid_client', 'Client authentication failed')
+  }
+  if (client.status !== 'active') throw new OAuthError('client_suspended', 'This client is suspended')
+  return client
+}
+
+/**
+ * Splits an HTTP Basic header. RFC 6749 §2.3.1: client id and secret are form-urlencoded before they
+ * are joined with ":" and base64-encoded, so each part is decoded after the split ("+" is a space).
+ */
+export function parseBasicAuthorization(header: string | undefined): { clientId: string; secret: string } | undefined {
+  const match = /^Basic +([A-Za-z0-9+/]+={0,2}) *$/i.exec(header ?? '')
+  if (!match) return undefined
+  const decoded = Buffer.from(match[1]!, 'base64').toString('utf8')
+  const colon = decoded.indexOf(':')
+  if (colon <= 0) return undefined
+  try {
+    const clientId = formDecode(decoded.slice(0, colon))
+    const secret = formDecode(decoded.slice(colon + 1))
+    return secret ? { clientId, secret } : undefined
+  } catch {
+    return undefined
+  }
+}
+
+function formDecode(value: string): string {
+  return decodeURIComponent(value.replaceAll('+', ' '))
+}
+
+function hashSecret(keys: ServerKeys, secret: string): string {
+  return hmacHex(keys.clientSecretKey, secret)
+}
+
+/** RFC 6749 §3.1.2: an absolute URI without a fragment; compared later as an exact string. */
+export function checkRedirectUri(uri: string): void {
+  const url = URL.canParse(uri) ? new URL(uri) : undefined
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
+    throw new OAuthError('invalid_request', `redirect URI must be an absolute http(s) URL: ${uri}`)
+  }
+  if (uri.includes('#')) throw new OAuthError('invalid_request', `redirect URI must not contain a fragment: ${uri}`)
+  if (url.username || url.password) throw new OAuthError('invalid_request', `redirect URI must not contain credentials: ${uri}`)
+}
+
+function checkMinAge(minAge: number | null | undefined): void {
+  if (minAge != null && !(Number.isInteger(minAge) && minAge >= 1 && minAge <= 99)) {
+    throw new OAuthError('invalid_request', 'min_age must be an integer from 1 to 99')
+  }
+}
+
+function checkLimit(limit: number | null | undefined): void {
+  if (limit != null && !(Number.isInteger(limit) && limit >= 0)) {
+    throw new OAuthError('invalid_request', 'verification_limit must be a whole number of verifications, or none')
+  }
+}

@@ -1,0 +1,168 @@
+import { randomUUID } from 'node:crypto'
+import { and, eq, gt, isNull, lt } from 'drizzle-orm'
+import type { Database } from '../db/client.ts'
+import { auditLogs, authCodes, clients, type MethodClass, type VerificationLevel } from '../db/schema.ts'
+import { OAuthError } from '../errors.ts'
+import type { Clock } from '../lib/clock.ts'
+import { hmacHex, randomToken, sha256Hex } from '../lib/crypto.ts'
+import type { ServerKeys } from '../keys/server-keys.ts'
+import { countMonthToDate, countVerification } from '../usage/counters.ts'
+import type { Client } from './clients.ts'
+
+/** SPEC.md §2.1 and §8: a code lives 60 seconds and is used once. */
+export const CODE_LIFETIME_MS = 60_000
+
+export type CodeDeps = { db: Database; keys: ServerKeys; clock: Clock }
+
+export type ApprovedCheck = {
+  clientId: string
+  /** The redirect URI of the authorization request; must be registered for the client. */
+  redirectUri: string
+  state?: string | null
+  /** The threshold requested and proven (`age_required`). */
+  ageOver: number
+  methodClass: MethodClass
+  reverification?: boolean
+  /** A stable, opaque key for the person (from their age pass); absent, the subject is fresh. */
+  personKey?: string
+}
+
+export type IssuedCode = { code: string; transactionId: string; expiresAt: Date }
+
+/**
+ * Records an approved check and issues its authorization code. The audit row, the usage count and the
+ * code are written in one transaction; with a plan limit, the client row is locked first so concurrent
+ * completions are counted one at a time and the limit is never exceeded (`payment_required`).
+ */
+export async function issueCode(deps: CodeDeps, check: ApprovedCheck): Promise<IssuedCode> {
+  if (!Number.isInteger(check.ageOver) || check.ageOver < 1 || check.ageOver > 99) {
+    throw new OAuthError('invalid_request', 'age_required must be an integer from 1 to 99')
+  }
+  const now = deps.clock.now()
+  const code = randomToken(32)
+  const transactionId = randomUUID()
+  const expiresAt = new Date(now.getTime() + CODE_LIFETIME_MS)
+  const reverification = check.reverification ?? false
+  await deps.db.transaction(async (tx) => {
+    let [client] = await tx.select().from(clients).where(eq(clients.id, check.clientId))
+    if (client?.verificationLimit != null) {
+      ;[client] = await tx.select().from(clients).where(eq(clients.id, check.clientId)).for('update')
+    }
+    if (!client) throw new OAuthError('invalid_client', 'Unknown client')
+    if (client.status !== 'active') throw new OAuthError('client_suspended', 'This client is suspended')
+    if (!client.redirectUris.includes(check.redirectUri)) {
+      throw new OAuthError('invalid_redirect_uri', 'redirect_uri is not registered for this client')
+    }
+    if (client.verificationLimit != null && (await countMonthToDate(tx, client.id, now)) >= client.verificationLimit) {
+      throw new OAuthError('payment_required', "This client's plan has reached its verification limit for the month")
+    }
+    await tx.insert(auditLogs).values({
+      transactionId,
+      clientId: client.id,
+      subject: pairwiseSubject(deps.keys, client.id, check.personKey ?? randomToken(32)),
+      methodClass: check.methodClass,
+      verificationLevel: reverification ? 're_verification' : 'first_verification',
+      ageOver: check.ageOver,
+      createdAt: now,
+    })
+    await countVerification(tx, { clientId: client.id, at: now, methodClass: check.methodClass, reverification })
+    await tx.insert(authCodes).values({
+      codeHash: sha256Hex(code),
+      clientId: client.id,
+      transactionId,
+      redirectUri: check.redirectUri,
+      state: check.state ?? null,
+      createdAt: now,
+      expiresAt,
+    })
+  })
+  return { code, transactionId, expiresAt }
+}
+
+/** `sub` is pairwise: stable for one person at one client, unlinkable across clients (DESIGN.md). */
+function pairwiseSubject(keys: ServerKeys, clientId: string, personKey: string): string {
+  return hmacHex(keys.subjectKey, `${clientId}\u0000${personKey}`)
+}
+
+export type Redemption = { code: string; redirectUri: string; state?: string | undefined }
+
+export type Verification = {
+  transactionId: string
+  clientId: string
+  subject: string
+  ageOver: number
+  methodClass: MethodClass
+  verificationLevel: VerificationLevel
+}
+
+/**
+ * Redeems a code for the authenticated client and returns the verification it was issued for.
+ * The bindings are checked first; the redemption itself is a single conditional update, so among any
+ * number of concurrent requests (on any number of instances) exactly one gets the verification.
+ */
+export async function redeemCode(deps: CodeDeps, client: Client, request: Redemption): Promise<Verification> {
+  const now = deps.clock.now()
+  const codeHash = sha256Hex(request.code)
+  const [found] = await deps.db
+    .select({ code: authCodes, verification: auditLogs })
+    .from(authCodes)
+    .innerJoin(auditLogs, eq(auditLogs.transactionId, authCodes.transactionId))
+    .where(eq(authCodes.codeHash, codeHash))
+  // A code issued to another client is reported exactly like an unknown one.
+  if (!found || found.code.clientId !== client.id) throw new OAuthError('invalid_grant', 'The authorization code is invalid')
+  const { code, verification } = found
+  if (code.usedAt) return rejectReplay(deps, code.transactionId)
+  if (code.expiresAt <= now) throw expiredCode()
+  if (request.redirectUri !== code.redirectUri || !client.redirectUris.includes(request.redirectUri)) {
+    throw new OAuthError('invalid_redirect_uri', 'redirect_uri differs from the one used at authorization')
+  }
+  if (code.state !== null && request.state === undefined) {
+    throw new OAuthError('invalid_request', 'state is required: it was sent at authorization')
+  }
+  if ((request.state ?? null) !== code.state) throw new OAuthError('invalid_state', 'state differs from the one sent at authorization')
+  if (client.minAge !== null && verification.ageOver < client.minAge) {
+    throw new OAuthError('age_requirement_not_met', `The verified age ${verification.ageOver} is below this client's minimum of ${client.minAge}`)
+  }
+
+  const claimed = await deps.db
+    .update(authCodes)
+    .set({ usedAt: now })
+    .where(and(eq(authCodes.codeHash, codeHash), isNull(authCodes.usedAt), gt(authCodes.expiresAt, now)))
+    .returning({ codeHash: authCodes.codeHash })
+  if (claimed.length === 0) {
+    // Lost a race: another request redeemed it, or it expired between the read and the update.
+    if (code.expiresAt <= deps.clock.now()) throw expiredCode()
+    return rejectReplay(deps, code.transactionId)
+  }
+  return {
+    transactionId: verification.transactionId,
+    clientId: verification.clientId,
+    subject: verification.subject,
+    ageOver: verification.ageOver,
+    methodClass: verification.methodClass,
+    verificationLevel: verification.verificationLevel,
+  }
+}
+
+/**
+ * RFC 6749 §4.1.2: "If an authorization code is used more than once, the authorization server MUST deny
+ * the request and SHOULD revoke (when possible) all tokens previously issued based on that authorization
+ * code." Revoking the verification makes every token from it fail validation.
+ */
+async function rejectReplay(deps: CodeDeps, transactionId: string): Promise<never> {
+  await deps.db
+    .update(auditLogs)
+    .set({ revokedAt: deps.clock.now() })
+    .where(and(eq(auditLogs.transactionId, transactionId), isNull(auditLogs.revokedAt)))
+  throw new OAuthError('code_already_used', 'The authorization code has already been used')
+}
+
+function expiredCode(): OAuthError {
+  return new OAuthError('expired_code', 'The authorization code has expired: start a new verification')
+}
+
+/** Deletes codes that expired before `before`; their audit rows stay. Returns how many went. */
+export async function pruneExpiredCodes(db: Database, before: Date): Promise<number> {
+  const deleted = await db.delete(authCodes).where(lt(authCodes.expiresAt, before)).returning({ codeHash: authCodes.codeHash })
+  return deleted.length
+}

@@ -1,0 +1,72 @@
+import { t, type Static } from 'elysia'
+import { methodClasses, verificationLevels } from '../db/schema.ts'
+
+const uuidPattern = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
+
+/** Wire models of the token endpoints (SPEC.md §2.2, §2.3, §4.2, §4.3). Types derive from these. */
+export const ErrorBody = t.Object(
+  { error: t.String(), error_description: t.String() },
+  { description: 'SPEC.md §7 error body' },
+)
+
+export const TokenRequest = t.Object(
+  {
+    // Not a literal: any other value is `unsupported_grant_type`, not a validation failure.
+    grant_type: t.String({ description: 'Must be authorization_code' }),
+    code: t.String({ minLength: 1, maxLength: 512 }),
+    redirect_uri: t.String({ minLength: 1, maxLength: 2048 }),
+    state: t.Optional(t.String({ maxLength: 2048 })),
+  },
+  { description: 'Extra members are ignored' },
+)
+
+export const TokenResponse = t.Object({
+  access_token: t.String(),
+  token_type: t.Literal('Bearer'),
+  expires_in: t.Literal(600),
+  transaction_id: t.String({ format: 'uuid' }),
+})
+
+export const AgeTokenClaims = t.Object({
+  iss: t.String(),
+  aud: t.String(),
+  sub: t.String(),
+  age_verified: t.Boolean(),
+  age_over: t.Integer(),
+  verification_level: t.UnionEnum(verificationLevels),
+  verification_id: t.String({ pattern: uuidPattern }),
+  reverification: t.Boolean(),
+  iat: t.Integer(),
+  exp: t.Integer(),
+})
+export type AgeTokenClaimsType = Static<typeof AgeTokenClaims>
+
+export const TokenValidation = t.Object({
+  success: t.Literal(true),
+  valid: t.Literal(true),
+  age_verified: t.Boolean(),
+  age_over: t.Integer(),
+  verification_level: t.UnionEnum(verificationLevels),
+  expires_at: t.String({ description: 'ISO 8601 UTC with milliseconds' }),
+  issued_at: t.String({ description: 'ISO 8601 UTC with milliseconds' }),
+  session_id: t.String({ description: 'The sub claim' }),
+  client_id: t.String({ description: 'The aud claim' }),
+  nonce: t.Null(),
+  transaction_id: t.String(),
+})
+export type TokenValidationType = Static<typeof TokenValidation>
+
+export const InvalidToken = t.Object({
+  success: t.Literal(false),
+  valid: t.Literal(false),
+  message: t.Literal('Invalid or expired token'),
+})
+
+export const IntrospectionRequest = t.Object({ token: t.String({ maxLength: 8192 }) })
+
+export const Introspection = t.Union([
+  t.Composite([TokenValidation, t.Object({ active: t.Literal(true) })]),
+  t.Composite([InvalidToken, t.Object({ active: t.Literal(false) })]),
+])
+
+export const MethodClass = t.UnionEnum(methodClasses)

@@ -1,0 +1,110 @@
+import { Elysia, t } from 'elysia'
+import type { AppDeps } from '../deps.ts'
+import { OAuthError } from '../errors.ts'
+import { readStrictBody } from '../lib/request-body.ts'
+import { authenticateClient } from './clients.ts'
+import { redeemCode } from './codes.ts'
+import {
+  ErrorBody,
+  Introspection,
+  IntrospectionRequest,
+  InvalidToken,
+  TokenRequest,
+  TokenResponse,
+  TokenValidation,
+  type AgeTokenClaimsType,
+  type TokenValidationType,
+} from './model.ts'
+import { signAgeToken, TOKEN_LIFETIME_SECONDS, verifyAgeToken } from './tokens.ts'
+
+const invalidToken = { success: false, valid: false, message: 'Invalid or expired token' } as const
+
+/** RFC 6749 §5.1: responses that carry tokens or credentials must not be cached. */
+const noStore = { 'cache-control': 'no-store', pragma: 'no-cache' }
+
+/** The token endpoints: code exchange (§4.2), validation (§4.3) and `/api/oauth/validate` (DESIGN.md). */
+export function oauthRoutes(deps: AppDeps) {
+  const tokenDeps = { ...deps, issuerUrl: deps.config.issuerUrl }
+  return new Elysia({ name: 'oauth-routes' })
+    .post(
+      '/api/oauth/token',
+      async ({ body, headers, set }) => {
+        Object.assign(set.headers, noStore)
+        const client = await authenticateClient(deps, headers.authorization)
+        if (body.grant_type !== 'authorization_code') {
+          throw new OAuthError('unsupported_grant_type', 'grant_type must be authorization_code')
+        }
+        const verification = await redeemCode(deps, client, {
+          code: body.code,
+          redirectUri: body.redirect_uri,
+          state: body.state,
+        })
+        return {
+          access_token: await signAgeToken(tokenDeps, verification),
+          token_type: 'Bearer' as const,
+          expires_in: TOKEN_LIFETIME_SECONDS as 600,
+          transaction_id: verification.transactionId,
+        }
+      },
+      {
+        parse: ({ request }) => readStrictBody(request, ['json']),
+        body: TokenRequest,
+        response: { 200: TokenResponse, 400: ErrorBody, 401: ErrorBody, 402: ErrorBody, 403: ErrorBody, 500: ErrorBody },
+        detail: {
+          summary: 'Exchange an authorization code for an access token',
+          description: 'HTTP Basic client credentials; JSON body. Errors per SPEC.md §7.',
+          tags: ['OAuth'],
+        },
+      },
+    )
+    .get(
+      '/api/verify/token/:access_token',
+      async ({ params, status }) => {
+        const claims = await verifyAgeToken(tokenDeps, params.access_token)
+        if (!claims) return status(401, invalidToken)
+        return describeValidToken(claims)
+      },
+      {
+        response: { 200: TokenValidation, 401: InvalidToken },
+        detail: { summary: 'Validate an access token', tags: ['Tokens'] },
+      },
+    )
+    .post(
+      '/api/oauth/validate',
+      async ({ body, headers, set, status }) => {
+        Object.assign(set.headers, noStore)
+        // With client credentials, a token issued to another client is invalid.
+        const audience = headers.authorization ? (await authenticateClient(deps, headers.authorization)).id : undefined
+        const claims = await verifyAgeToken(tokenDeps, body.token, { audience })
+        if (!claims) return status(401, { ...invalidToken, active: false as const })
+        return { ...describeValidToken(claims), active: true as const }
+      },
+      {
+        parse: ({ request }) => readStrictBody(request, ['json', 'form']),
+        body: IntrospectionRequest,
+        response: { 200: Introspection, 400: ErrorBody, 401: t.Union([Introspection, ErrorBody]) },
+        detail: {
+          summary: 'Validate an access token (POST, optional client credentials)',
+          description: 'Answers like GET /api/verify/token/{token}, plus `active` as in RFC 7662.',
+          tags: ['Tokens'],
+        },
+      },
+    )
+}
+
+/** SPEC.md §2.3: the validation body, field by field from the claims. */
+export function describeValidToken(claims: AgeTokenClaimsType): TokenValidationType {
+  return {
+    success: true,
+    valid: true,
+    age_verified: claims.age_verified,
+    age_over: claims.age_over,
+    verification_level: claims.verification_level,
+    expires_at: new Date(claims.exp * 1000).toISOString(),
+    issued_at: new Date(claims.iat * 1000).toISOString(),
+    session_id: claims.sub,
+    client_id: claims.aud,
+    nonce: null,
+    transaction_id: claims.verification_id,
+  }
+}

@@ -1,0 +1,69 @@
+import { errors as joseErrors, jwtVerify, SignJWT } from 'jose'
+import { eq } from 'drizzle-orm'
+import { Value } from '@sinclair/typebox/value'
+import type { Database } from '../db/client.ts'
+import { auditLogs } from '../db/schema.ts'
+import { epochSeconds, type Clock } from '../lib/clock.ts'
+import { ALGORITHM } from '../keys/signing-key.ts'
+import type { ServerKeys } from '../keys/server-keys.ts'
+import type { Verification } from './codes.ts'
+import { AgeTokenClaims, type AgeTokenClaimsType } from './model.ts'
+
+/** SPEC.md §2.2: `exp = iat + 600`. */
+export const TOKEN_LIFETIME_SECONDS = 600
+
+/** Tokens longer than this are not ours (ours are about 900 bytes); refusing them bounds the work. */
+const MAX_TOKEN_LENGTH = 8192
+
+export type TokenDeps = { db: Database; keys: ServerKeys; clock: Clock; issuerUrl: string }
+
+/** Signs the access token: RS256, no `kid` in the header, exactly the spec's claims. */
+export async function signAgeToken(deps: TokenDeps, verification: Verification): Promise<string> {
+  const iat = epochSeconds(deps.clock.now())
+  const claims: AgeTokenClaimsType = {
+    iss: deps.issuerUrl,
+    aud: verification.clientId,
+    sub: verification.subject,
+    age_verified: true,
+    age_over: verification.ageOver,
+    verification_level: verification.verificationLevel,
+    verification_id: verification.transactionId,
+    reverification: verification.verificationLevel === 're_verification',
+    iat,
+    exp: iat + TOKEN_LIFETIME_SECONDS,
+  }
+  return new SignJWT(claims).setProtectedHeader({ alg: ALGORITHM, typ: 'JWT' }).sign(deps.keys.signing.privateKey)
+}
+
+/**
+ * Verifies a token as this service issued it: our key, RS256 only (never `none` or an HMAC keyed with
+ * the public key), our issuer, not expired by the injected clock, and not revoked by a code replay.
+ * Returns the claims, or undefined for any invalid token.
+ */
+export async function verifyAgeToken(
+  deps: TokenDeps,
+  token: string,
+  options: { audience?: string } = {},
+): Promise<AgeTokenClaimsType | undefined> {
+  if (token.length > MAX_TOKEN_LENGTH) return undefined
+  let payload: unknown
+  try {
+    ;({ payload } = await jwtVerify(token, deps.keys.signing.publicKey, {
+      algorithms: [ALGORITHM],
+      issuer: deps.issuerUrl,
+      currentDate: deps.clock.now(),
+      requiredClaims: ['iat', 'exp', 'sub', 'aud'],
+      ...(options.audience !== undefined && { audience: options.audience }),
+    }))
+  } catch (cause) {
+    if (cause instanceof joseErrors.JOSEError || cause instanceof TypeError) return undefined
+    throw cause
+  }
+  if (!Value.Check(AgeTokenClaims, payload)) return undefined
+  const [verification] = await deps.db
+    .select({ revokedAt: auditLogs.revokedAt, clientId: auditLogs.clientId })
+    .from(auditLogs)
+    .where(eq(auditLogs.transactionId, payload.verification_id))
+  if (!verification || verification.revokedAt !== null || verification.clientId !== payload.aud) return undefined
+  return payload
+}

@@ -1,0 +1,48 @@
+import { Elysia, t } from 'elysia'
+import type { AppDeps } from '../deps.ts'
+import { authenticateClient } from '../oauth/clients.ts'
+import { ErrorBody } from '../oauth/model.ts'
+import { countUsage, periods, resolveInterval } from './report.ts'
+
+const UsageQuery = t.Object({
+  period: t.Optional(t.UnionEnum(periods)),
+  start_date: t.Optional(t.String({ maxLength: 64 })),
+  end_date: t.Optional(t.String({ maxLength: 64 })),
+})
+
+const UsageReport = t.Object({
+  client_id: t.String(),
+  period: t.Object({ start: t.String(), end: t.String({ description: 'Exclusive end of the period' }) }),
+  usage: t.Object({
+    total_verifications: t.Integer(),
+    age_only_count: t.Integer(),
+    biometric_count: t.Integer(),
+    reverification_count: t.Integer(),
+  }),
+})
+
+/** GET /api/oauth/usage (SPEC.md §4.6, DESIGN.md "Usage"). */
+export function usageRoutes(deps: AppDeps) {
+  return new Elysia({ name: 'usage-routes' }).get(
+    '/api/oauth/usage',
+    async ({ query, headers, set }) => {
+      set.headers['cache-control'] = 'no-store'
+      const client = await authenticateClient(deps, headers.authorization)
+      const interval = resolveInterval(query, { now: deps.clock.now(), clientCreatedAt: client.createdAt })
+      return {
+        client_id: client.id,
+        period: { start: interval.start.toISOString(), end: interval.end.toISOString() },
+        usage: await countUsage(deps.db, client.id, interval),
+      }
+    },
+    {
+      query: UsageQuery,
+      response: { 200: UsageReport, 400: ErrorBody, 401: ErrorBody },
+      detail: {
+        summary: "Approved verifications of the authenticated client in a period",
+        description: 'period: day | month (default) | all; start_date/end_date (YYYY-MM-DD or ISO 8601) override it.',
+        tags: ['Usage'],
+      },
+    },
+  )
+}
