@@ -1,14 +1,4 @@
-import { ConfigError, loadConfig } from './config.ts'
-import { runServer } from './server.ts'
+import { main } from './cli.ts'
 
 /** `bun start`: configuration → database → migrations → keys → HTTP server. */
-try {
-  await runServer(loadConfig())
-} catch (cause) {
-  console.error(
-    cause instanceof ConfigError
-      ? `ofage: configuration error: ${cause.message}`
-      : `ofage: start-up failed: ${cause instanceof Error ? cause.message : String(cause)}`,
-  )
-  process.exit(1)
-}
+await main(['serve'])

@@ -86,6 +86,8 @@ async function openPglite(target: DatabaseTarget, options: OpenOptions): Promise
   }
 }
 
+/** Drizzle wraps driver errors in "Failed query: …"; the driver's own message says what is wrong. */
 function describe(cause: unknown): string {
-  return cause instanceof Error ? cause.message : String(cause)
+  const inner = cause instanceof Error && cause.cause instanceof Error ? cause.cause : cause
+  return inner instanceof Error ? inner.message : String(inner)
 }

@@ -123,6 +123,10 @@ export async function redeemCode(deps: CodeDeps, client: Client, request: Redemp
   if (client.minAge !== null && verification.ageOver < client.minAge) {
     throw new OAuthError('age_requirement_not_met', `The verified age ${verification.ageOver} is below this client's minimum of ${client.minAge}`)
   }
+  // Completions never pass the limit; a count above it means the operator lowered the plan since.
+  if (client.verificationLimit !== null && (await countMonthToDate(deps.db, client.id, now)) > client.verificationLimit) {
+    throw new OAuthError('payment_required', "This client's plan is over its verification limit for the month")
+  }
 
   const claimed = await deps.db
     .update(authCodes)

@@ -1,0 +1,28 @@
+import { eq } from 'drizzle-orm'
+import type { Database } from '../db/client.ts'
+import { auditLogs } from '../db/schema.ts'
+
+export type AuditLog = typeof auditLogs.$inferSelect
+
+const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** The audit row of one approved verification, by `transaction_id`. */
+export async function findAuditLog(db: Database, transactionId: string): Promise<AuditLog | undefined> {
+  if (!uuid.test(transactionId)) return undefined
+  const [row] = await db.select().from(auditLogs).where(eq(auditLogs.transactionId, transactionId.toLowerCase()))
+  return row
+}
+
+/** An audit row with wire names, as the CLI prints it. */
+export function describeAuditLog(row: AuditLog) {
+  return {
+    transaction_id: row.transactionId,
+    client_id: row.clientId,
+    sub: row.subject,
+    method_class: row.methodClass,
+    verification_level: row.verificationLevel,
+    age_over: row.ageOver,
+    created_at: row.createdAt.toISOString(),
+    revoked_at: row.revokedAt?.toISOString() ?? null,
+  }
+}

@@ -1,0 +1,109 @@
+import postgres from 'postgres'
+import { createApp } from '../src/app.ts'
+import { startServices } from '../src/boot.ts'
+import { loadConfig, type Config } from '../src/config.ts'
+import type { MethodClass } from '../src/db/schema.ts'
+import { fixedClock } from '../src/lib/clock.ts'
+import { silentLogger, type Logger } from '../src/lib/log.ts'
+import { createClient, type NewClient } from '../src/oauth/clients.ts'
+import { issueCode, type ApprovedCheck } from '../src/oauth/codes.ts'
+import { randomToken } from '../src/lib/crypto.ts'
+
+export const ISSUER = 'https://issuer.ofage.test'
+export const PUBLIC_URL = 'http://api.ofage.test'
+export const REDIRECT_URI = 'https://shop.example/callback'
+
+/** Where the suite runs: real Postgres when DATABASE_URL is set, else the embedded database in memory. */
+export const onPostgres = Boolean(process.env.DATABASE_URL)
+
+/**
+ * A database of its own for one test file: a fresh database on the Postgres server named by
+ * DATABASE_URL (dropped by `drop()`), or an in-memory PGlite.
+ */
+export async function freshDatabaseUrl(): Promise<{ url: string; drop(): Promise<void> }> {
+  const serverUrl = process.env.DATABASE_URL
+  if (!serverUrl) return { url: 'memory:', drop: async () => {} }
+  const name = `ofage_test_${randomToken(8).toLowerCase().replace(/[^a-z0-9]/g, '')}`
+  const admin = postgres(serverUrl, { max: 1, onnotice: () => {} })
+  await admin.unsafe(`create database ${name}`)
+  await admin.end()
+  const url = new URL(serverUrl)
+  url.pathname = `/${name}`
+  return {
+    url: url.toString(),
+    async drop() {
+      const admin = postgres(serverUrl, { max: 1, onnotice: () => {} })
+      await admin.unsafe(`drop database if exists ${name} with (force)`)
+      await admin.end()
+    },
+  }
+}
+
+export function testConfig(env: Record<string, string | undefined> = {}): Config {
+  return loadConfig({ PUBLIC_URL, ISSUER_URL: ISSUER, OFAGE_DEMO: '0', ...env })
+}
+
+export type TestContext = Awaited<ReturnType<typeof createTestContext>>
+
+/** An app on a fresh, migrated database with a frozen clock; requests go through `app.handle`. */
+export async function createTestContext(options: { env?: Record<string, string>; log?: Logger } = {}) {
+  const database = await freshDatabaseUrl()
+  const clock = fixedClock('2026-11-22T12:00:00.000Z')
+  const config = testConfig({ DATABASE_URL: database.url, ...options.env })
+  const services = await startServices(config, { clock, log: options.log ?? silentLogger })
+  const { deps } = services
+  const app = createApp(deps)
+
+  const context = {
+    app,
+    deps,
+    clock,
+    config,
+    request(path: string, init?: RequestInit) {
+      return app.handle(new Request(`${PUBLIC_URL}${path}`, init))
+    },
+    async createClient(input: Partial<NewClient> = {}) {
+      const { client, secret } = await createClient(deps, { name: 'Test shop', redirectUris: [REDIRECT_URI], ...input })
+      return { client, secret, id: client.id, authorization: basic(client.id, secret) }
+    },
+    issueCode(check: Partial<ApprovedCheck> & { clientId: string }) {
+      return issueCode(deps, { redirectUri: REDIRECT_URI, ageOver: 18, methodClass: 'age_only' as MethodClass, ...check })
+    },
+    exchange(authorization: string, body: Record<string, unknown>) {
+      return context.request('/api/oauth/token', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization },
+        body: JSON.stringify(body),
+      })
+    },
+    /** Issues a code and exchanges it: the whole back-channel in one call. */
+    async tokenFor(client: { id: string; authorization: string }, check: Partial<ApprovedCheck> = {}) {
+      const { code } = await context.issueCode({ clientId: client.id, state: 'st', ...check })
+      const response = await context.exchange(client.authorization, {
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: check.redirectUri ?? REDIRECT_URI,
+        state: check.state === undefined ? 'st' : check.state ?? undefined,
+      })
+      if (response.status !== 200) throw new Error(`exchange failed: ${response.status} ${await response.text()}`)
+      return (await response.json()) as { access_token: string; transaction_id: string; token_type: string; expires_in: number }
+    },
+    async close() {
+      await services.close()
+      await database.drop()
+    },
+  }
+  return context
+}
+
+/** `Authorization: Basic` with RFC 6749 §2.3.1 form-encoding of both parts. */
+export function basic(clientId: string, secret: string, encode = true): string {
+  const part = (value: string) => (encode ? encodeURIComponent(value).replaceAll('%20', '+') : value)
+  return `Basic ${Buffer.from(`${part(clientId)}:${part(secret)}`).toString('base64')}`
+}
+
+export async function json(response: Response): Promise<any> {
+  const type = response.headers.get('content-type') ?? ''
+  if (!type.includes('application/json')) throw new Error(`expected JSON, got ${type}: ${await response.text()}`)
+  return response.json()
+}
