@@ -58,5 +58,7 @@ function mapError(code: string | number, error: unknown): OAuthError {
 function describeValidation(error: ValidationError): string {
   const first = error.valueError
   const where = first?.path ? `${error.type} ${first.path.replace(/^\//, '')}` : error.type
-  return `Invalid ${where}: ${first?.message ?? 'does not match the schema'}`
+  const allowed = (first?.schema as { enum?: unknown[] } | undefined)?.enum
+  const problem = allowed ? `must be one of ${allowed.join(', ')}` : (first?.message ?? 'does not match the schema')
+  return `Invalid ${where}: ${problem}`
 }

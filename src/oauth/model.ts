@@ -1,5 +1,6 @@
+import { Type } from '@sinclair/typebox'
 import { t, type Static } from 'elysia'
-import { methodClasses, verificationLevels } from '../db/schema.ts'
+import { verificationLevels } from '../db/schema.ts'
 
 const uuidPattern = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
 
@@ -27,17 +28,21 @@ export const TokenResponse = t.Object({
   transaction_id: t.String({ format: 'uuid' }),
 })
 
-export const AgeTokenClaims = t.Object({
-  iss: t.String(),
-  aud: t.String(),
-  sub: t.String(),
-  age_verified: t.Boolean(),
-  age_over: t.Integer(),
-  verification_level: t.UnionEnum(verificationLevels),
-  verification_id: t.String({ pattern: uuidPattern }),
-  reverification: t.Boolean(),
-  iat: t.Integer(),
-  exp: t.Integer(),
+/**
+ * The claims of our access token (SPEC.md §2.2). Plain TypeBox rather than Elysia's `t`: it is checked
+ * by `Value`/`TypeCompiler` after signature verification, never by a route, and `t` types coerce.
+ */
+export const AgeTokenClaims = Type.Object({
+  iss: Type.String(),
+  aud: Type.String(),
+  sub: Type.String(),
+  age_verified: Type.Boolean(),
+  age_over: Type.Integer({ minimum: 1, maximum: 99 }),
+  verification_level: Type.Union(verificationLevels.map((level) => Type.Literal(level))),
+  verification_id: Type.String({ pattern: uuidPattern }),
+  reverification: Type.Boolean(),
+  iat: Type.Integer(),
+  exp: Type.Integer(),
 })
 export type AgeTokenClaimsType = Static<typeof AgeTokenClaims>
 
@@ -68,5 +73,3 @@ export const Introspection = t.Union([
   t.Composite([TokenValidation, t.Object({ active: t.Literal(true) })]),
   t.Composite([InvalidToken, t.Object({ active: t.Literal(false) })]),
 ])
-
-export const MethodClass = t.UnionEnum(methodClasses)

@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia'
 import type { AppDeps } from '../deps.ts'
 import { OAuthError } from '../errors.ts'
-import { readStrictBody } from '../lib/request-body.ts'
+import { readStrictBody } from '../lib/strict-request.ts'
 import { authenticateClient } from './clients.ts'
 import { redeemCode } from './codes.ts'
 import {
@@ -60,7 +60,8 @@ export function oauthRoutes(deps: AppDeps) {
     .get(
       '/api/verify/token/:access_token',
       async ({ params, status }) => {
-        const claims = await verifyAgeToken(tokenDeps, params.access_token)
+        // Elysia passes null when the parameter's percent-encoding is malformed ("%"): an invalid token.
+        const claims = await verifyAgeToken(tokenDeps, params.access_token ?? '')
         if (!claims) return status(401, invalidToken)
         return describeValidToken(claims)
       },
@@ -69,6 +70,11 @@ export function oauthRoutes(deps: AppDeps) {
         detail: { summary: 'Validate an access token', tags: ['Tokens'] },
       },
     )
+    // An empty token is an invalid one, not an unknown path.
+    .get('/api/verify/token/', ({ status }) => status(401, invalidToken), {
+      response: { 401: InvalidToken },
+      detail: { hide: true },
+    })
     .post(
       '/api/oauth/validate',
       async ({ body, headers, set, status }) => {

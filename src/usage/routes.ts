@@ -1,11 +1,13 @@
 import { Elysia, t } from 'elysia'
 import type { AppDeps } from '../deps.ts'
+import { rejectDuplicateQuery } from '../lib/strict-request.ts'
 import { authenticateClient } from '../oauth/clients.ts'
 import { ErrorBody } from '../oauth/model.ts'
 import { countUsage, periods, resolveInterval } from './report.ts'
 
 const UsageQuery = t.Object({
-  period: t.Optional(t.UnionEnum(periods)),
+  // Literals, not t.UnionEnum: that one adds a default, and the default period is month (DESIGN.md).
+  period: t.Optional(t.Union(periods.map((period) => t.Literal(period)))),
   start_date: t.Optional(t.String({ maxLength: 64 })),
   end_date: t.Optional(t.String({ maxLength: 64 })),
 })
@@ -25,8 +27,9 @@ const UsageReport = t.Object({
 export function usageRoutes(deps: AppDeps) {
   return new Elysia({ name: 'usage-routes' }).get(
     '/api/oauth/usage',
-    async ({ query, headers, set }) => {
+    async ({ query, headers, request, set }) => {
       set.headers['cache-control'] = 'no-store'
+      rejectDuplicateQuery(request)
       const client = await authenticateClient(deps, headers.authorization)
       const interval = resolveInterval(query, { now: deps.clock.now(), clientCreatedAt: client.createdAt })
       return {

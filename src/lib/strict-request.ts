@@ -62,3 +62,15 @@ function duplicate(name: string): OAuthError {
 function tooLarge(): OAuthError {
   return new OAuthError('invalid_request', `The request body is larger than ${MAX_BODY_BYTES} bytes`)
 }
+
+/**
+ * Refuses a query string that names a parameter twice (`?period=day&period=month`): the framework would
+ * silently keep one of them, and SPEC.md §7 makes duplicates `invalid_request`.
+ */
+export function rejectDuplicateQuery(request: Request): void {
+  const seen = new Set<string>()
+  for (const name of new URL(request.url).searchParams.keys()) {
+    if (seen.has(name)) throw duplicate(name)
+    seen.add(name)
+  }
+}
