@@ -19,6 +19,8 @@ export function createApp(deps: AppDeps) {
         path: '/api/openapi',
         specPath: '/api/openapi.json',
         provider: null,
+        // The key set's path ends in .json; without this it would be taken for a static file and left out.
+        exclude: { staticFile: false },
         documentation: {
           info: { title: 'ofage API', version: packageJson.version, description: 'Age verification: code exchange, token validation, keys, usage.' },
           servers: [{ url: deps.config.publicUrl }],

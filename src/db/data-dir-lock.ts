@@ -19,7 +19,7 @@ export function acquireDataDirLock(dataDir: string, holder: string): () => void 
       if ((cause as NodeJS.ErrnoException).code !== 'EEXIST') throw cause
     }
     const owner = readLock(file)
-    if (owner && owner.pid !== process.pid && isRunning(owner.pid)) {
+    if (owner && isRunning(owner.pid)) {
       throw new ConfigError(
         'DATA_DIR',
         `${dataDir} is in use by ${owner.holder} (pid ${owner.pid}); stop it first, or point DATABASE_URL at Postgres to run several processes`,

@@ -47,7 +47,8 @@ export function oauthRoutes(deps: AppDeps) {
         }
       },
       {
-        parse: ({ request }) => readStrictBody(request, ['json']),
+        // Ours always answers, so the named parser after it never runs: it names the type for OpenAPI.
+        parse: [({ request }) => readStrictBody(request, ['json']), 'json'],
         body: TokenRequest,
         response: { 200: TokenResponse, 400: ErrorBody, 401: ErrorBody, 402: ErrorBody, 403: ErrorBody, 500: ErrorBody },
         detail: {
@@ -86,7 +87,7 @@ export function oauthRoutes(deps: AppDeps) {
         return { ...describeValidToken(claims), active: true as const }
       },
       {
-        parse: ({ request }) => readStrictBody(request, ['json', 'form']),
+        parse: [({ request }) => readStrictBody(request, ['json', 'form']), 'json', 'urlencoded'],
         body: IntrospectionRequest,
         response: { 200: Introspection, 400: ErrorBody, 401: t.Union([Introspection, ErrorBody]) },
         detail: {
