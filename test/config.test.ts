@@ -1,0 +1,66 @@
+import { describe, expect, test } from 'bun:test'
+import { ConfigError, loadConfig } from '../src/config.ts'
+
+function configError(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env)
+  } catch (error) {
+    if (error instanceof ConfigError) return error
+    throw error
+  }
+  throw new Error('expected a ConfigError')
+}
+
+describe('loadConfig (DESIGN.md "Configuration")', () => {
+  test('defaults: port 3000, embedded database in ./data, every URL from PUBLIC_URL, demo on', () => {
+    expect(loadConfig({})).toEqual({
+      port: 3000,
+      database: { kind: 'pglite', dataDir: './data' },
+      dataDir: './data',
+      publicUrl: 'http://localhost:3000',
+      appUrl: 'http://localhost:3000',
+      issuerUrl: 'http://localhost:3000',
+      signingKeyFile: undefined,
+      demo: true,
+    })
+  })
+
+  test('PORT flows into the default PUBLIC_URL; APP_URL and ISSUER_URL default to PUBLIC_URL', () => {
+    const config = loadConfig({ PORT: '8080', PUBLIC_URL: 'https://api.example/' })
+    expect(config.publicUrl).toBe('https://api.example')
+    expect(config.appUrl).toBe('https://api.example')
+    expect(config.issuerUrl).toBe('https://api.example')
+    expect(loadConfig({ PORT: '8080' }).publicUrl).toBe('http://localhost:8080')
+  })
+
+  test('ISSUER_URL is kept exactly as written, trailing slash included', () => {
+    expect(loadConfig({ ISSUER_URL: 'https://issuer.example/' }).issuerUrl).toBe('https://issuer.example/')
+  })
+
+  test('DATABASE_URL selects Postgres or in-memory PGlite; Postgres turns the demo off unless asked', () => {
+    expect(loadConfig({ DATABASE_URL: 'postgres://u@h:5432/db' }).database).toEqual({ kind: 'postgres', url: 'postgres://u@h:5432/db' })
+    expect(loadConfig({ DATABASE_URL: 'postgresql://u@h/db' }).database.kind).toBe('postgres')
+    expect(loadConfig({ DATABASE_URL: 'memory:' }).database).toEqual({ kind: 'memory' })
+    expect(loadConfig({ DATABASE_URL: 'postgres://u@h/db' }).demo).toBe(false)
+    expect(loadConfig({ DATABASE_URL: 'postgres://u@h/db', OFAGE_DEMO: '1' }).demo).toBe(true)
+  })
+
+  test.each([
+    [{ PORT: 'abc' }, 'PORT'],
+    [{ PORT: '0' }, 'PORT'],
+    [{ PORT: '70000' }, 'PORT'],
+    [{ PORT: '80.5' }, 'PORT'],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
+    [{ DATABASE_URL: 'memory' }, 'DATABASE_URL'],
+    [{ PUBLIC_URL: 'not a url' }, 'PUBLIC_URL'],
+    [{ PUBLIC_URL: 'ftp://x.example' }, 'PUBLIC_URL'],
+    [{ APP_URL: 'https://x.example/?a=1' }, 'APP_URL'],
+    [{ ISSUER_URL: 'issuer' }, 'ISSUER_URL'],
+    [{ OFAGE_DEMO: 'maybe' }, 'OFAGE_DEMO'],
+  ])('%j stops start-up naming %s', (env, variable) => {
+    const error = configError(env)
+    expect(error.variable).toBe(variable)
+    expect(error.message.startsWith(variable)).toBe(true)
+    expect(error.message).not.toContain('\n')
+  })
+})

@@ -1,0 +1,46 @@
+import { describe, expect, test } from 'bun:test'
+import { sql } from 'drizzle-orm'
+import { startServices } from '../../src/boot.ts'
+import { silentLogger } from '../../src/lib/log.ts'
+import { freshDatabaseUrl, onPostgres, testConfig } from '../helpers.ts'
+
+describe('migrations', () => {
+  test('apply to an empty database, create every table, and are idempotent', async () => {
+    const database = await freshDatabaseUrl()
+    const config = testConfig({ DATABASE_URL: database.url })
+    try {
+      const services = await startServices(config, { log: silentLogger })
+      const tables = await services.deps.db.execute<{ table_name: string }>(
+        sql`select table_name from information_schema.tables where table_schema = 'public' order by table_name`,
+      )
+      const rows = Array.isArray(tables) ? tables : (tables as { rows: { table_name: string }[] }).rows
+      expect(rows.map((r) => r.table_name)).toEqual(['audit_logs', 'auth_codes', 'clients', 'server_secrets', 'usage_daily'])
+      await services.close()
+      if (onPostgres) {
+        // A second start on the same database finds the migrations applied and the same key.
+        const again = await startServices(config, { log: silentLogger })
+        expect(again.deps.keys.signing.jwk.n).toBe(services.deps.keys.signing.jwk.n)
+        await again.close()
+      }
+    } finally {
+      await database.drop()
+    }
+  })
+})
+
+describe('several instances on one Postgres database', () => {
+  test.skipIf(!onPostgres)('four instances starting at once migrate safely and share one signing key and HMAC keys', async () => {
+    const database = await freshDatabaseUrl()
+    const config = testConfig({ DATABASE_URL: database.url })
+    try {
+      const instances = await Promise.all(Array.from({ length: 4 }, () => startServices(config, { log: silentLogger })))
+      const moduli = new Set(instances.map((i) => i.deps.keys.signing.jwk.n))
+      const secretKeys = new Set(instances.map((i) => Buffer.from(i.deps.keys.clientSecretKey).toString('hex')))
+      expect(moduli.size).toBe(1)
+      expect(secretKeys.size).toBe(1)
+      await Promise.all(instances.map((i) => i.close()))
+    } finally {
+      await database.drop()
+    }
+  })
+})
