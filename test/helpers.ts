@@ -1,4 +1,6 @@
+import type { SQL } from 'drizzle-orm'
 import postgres from 'postgres'
+import type { Database } from '../src/db/client.ts'
 import { createApp } from '../src/app.ts'
 import { startServices } from '../src/boot.ts'
 import { loadConfig, type Config } from '../src/config.ts'
@@ -106,4 +108,10 @@ export async function json(response: Response): Promise<any> {
   const type = response.headers.get('content-type') ?? ''
   if (!type.includes('application/json')) throw new Error(`expected JSON, got ${type}: ${await response.text()}`)
   return response.json()
+}
+
+/** Rows of a raw query: postgres.js returns an array, PGlite an object with `rows`. */
+export async function queryRows<T>(db: Database, query: SQL): Promise<T[]> {
+  const result = (await db.execute(query)) as unknown
+  return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[]
 }

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { startServices } from '../../src/boot.ts'
 import { silentLogger } from '../../src/lib/log.ts'
-import { freshDatabaseUrl, onPostgres, testConfig } from '../helpers.ts'
+import { freshDatabaseUrl, onPostgres, queryRows, testConfig } from '../helpers.ts'
 
 describe('migrations', () => {
   test('apply to an empty database, create every table, and are idempotent', async () => {
@@ -10,10 +10,10 @@ describe('migrations', () => {
     const config = testConfig({ DATABASE_URL: database.url })
     try {
       const services = await startServices(config, { log: silentLogger })
-      const tables = await services.deps.db.execute<{ table_name: string }>(
+      const rows = await queryRows<{ table_name: string }>(
+        services.deps.db,
         sql`select table_name from information_schema.tables where table_schema = 'public' order by table_name`,
       )
-      const rows = Array.isArray(tables) ? tables : (tables as { rows: { table_name: string }[] }).rows
       expect(rows.map((r) => r.table_name)).toEqual(['audit_logs', 'auth_codes', 'clients', 'server_secrets', 'usage_daily'])
       await services.close()
       if (onPostgres) {
