@@ -1,6 +1,7 @@
 import type { Config } from './config.ts'
 import { openDatabase } from './db/client.ts'
 import { migrateDatabase } from './db/migrate.ts'
+import { ensureDemoClient } from './demo/demo-client.ts'
 import type { AppDeps } from './deps.ts'
 import { loadServerKeys } from './keys/server-keys.ts'
 import { systemClock, type Clock } from './lib/clock.ts'
@@ -21,7 +22,9 @@ export async function startServices(
   try {
     await migrateDatabase(open)
     const keys = await loadServerKeys(open.db, config.signingKeyFile, clock.now())
-    return { deps: { config, db: open.db, keys, clock, log: options.log ?? jsonLogger() }, close: open.close }
+    const deps: AppDeps = { config, db: open.db, keys, clock, log: options.log ?? jsonLogger() }
+    if (config.demo) await ensureDemoClient(deps)
+    return { deps, close: open.close }
   } catch (cause) {
     await open.close().catch(() => {})
     throw cause

@@ -15,6 +15,10 @@ export const errorStatus = {
   client_suspended: 401,
   age_requirement_not_met: 403,
   payment_required: 402,
+  // Only on the hosted page: the verification session is unknown, expired or another browser's; a form
+  // post failed its CSRF check.
+  session_expired: 400,
+  forbidden: 403,
   not_found: 404,
   server_error: 500,
 } as const

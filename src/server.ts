@@ -1,4 +1,4 @@
-import { createApp } from './app.ts'
+import { createApp } from './app.tsx'
 import { startServices } from './boot.ts'
 import type { Config } from './config.ts'
 import { pruneExpiredCodes } from './oauth/codes.ts'

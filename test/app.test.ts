@@ -18,11 +18,19 @@ describe('unknown paths and methods', () => {
     ['DELETE', '/api/verify/public-key'],
     ['GET', '/api/oauth'],
     ['POST', '/api/.well-known/jwks.json'],
-    ['GET', '/nothing-here'],
   ])('%s %s is a 404 JSON body', async (method, path) => {
     const response = await ctx.request(path, { method })
     expect(response.status).toBe(404)
     expect(await json(response)).toEqual({ error: 'not_found', error_description: expect.any(String) })
+  })
+
+  test.each(['/nothing-here', '/verify'])('GET %s (not an API path) is a 404 error page', async (path) => {
+    const response = await ctx.request(path)
+    expect(response.status).toBe(404)
+    expect(response.headers.get('content-type')).toContain('text/html')
+    const page = await response.text()
+    expect(page).toStartWith('<!doctype html>')
+    expect(page).toContain('not_found')
   })
 
   test('/api/verify/token without a token is the 401 invalid-token body', async () => {

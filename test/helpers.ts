@@ -1,7 +1,7 @@
 import type { SQL } from 'drizzle-orm'
 import postgres from 'postgres'
 import type { Database } from '../src/db/client.ts'
-import { createApp } from '../src/app.ts'
+import { createApp } from '../src/app.tsx'
 import { startServices } from '../src/boot.ts'
 import { loadConfig, type Config } from '../src/config.ts'
 import type { MethodClass } from '../src/db/schema.ts'

@@ -115,3 +115,43 @@ export const serverSecrets = pgTable('server_secrets', {
   value: text('value').notNull(),
   createdAt: instant('created_at').notNull(),
 })
+
+/**
+ * A pending authorization request, held server-side while the visitor is on the page: nothing the
+ * visitor edits in the page can change the client, redirect URI, state or threshold. Bound to the
+ * browser that opened it by the hash of a cookie; its id is stored hashed as well.
+ */
+export const verificationSessions = pgTable(
+  'verification_sessions',
+  {
+    idHash: text('id_hash').primaryKey(),
+    browserHash: text('browser_hash').notNull(),
+    csrfToken: text('csrf_token').notNull(),
+    clientId: text('client_id')
+      .notNull()
+      .references(() => clients.id),
+    redirectUri: text('redirect_uri').notNull(),
+    state: text('state'),
+    ageRequired: integer('age_required').notNull(),
+    failedAttempts: integer('failed_attempts').notNull().default(0),
+    createdAt: instant('created_at').notNull(),
+    expiresAt: instant('expires_at').notNull(),
+    completedAt: instant('completed_at'),
+  },
+  (t) => [index('verification_sessions_expires').on(t.expiresAt)],
+)
+
+/**
+ * Age passes: what lets a browser that passed a check re-verify without a new one. The signed cookie
+ * carries the pass id; this row makes it revocable. Nothing personal: an age and a method class.
+ */
+export const agePasses = pgTable('age_passes', {
+  id: uuid('id').primaryKey(),
+  ageOver: integer('age_over').notNull(),
+  methodClass: text('method_class', { enum: methodClasses }).notNull(),
+  /** Earned on a sandbox client's test form: it never stands in for a real check at a production client. */
+  sandbox: boolean('sandbox').notNull(),
+  createdAt: instant('created_at').notNull(),
+  expiresAt: instant('expires_at').notNull(),
+  revokedAt: instant('revoked_at'),
+})

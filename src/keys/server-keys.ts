@@ -10,6 +10,8 @@ export type ServerKeys = {
   clientSecretKey: Uint8Array
   /** HMAC key that derives pairwise `sub` values, unlinkable across clients. */
   subjectKey: Uint8Array
+  /** HMAC key (HS256) that signs age-pass cookies. */
+  agePassKey: Uint8Array
 }
 
 export async function loadServerKeys(db: Database, signingKeyFile: string | undefined, now: Date): Promise<ServerKeys> {
@@ -19,5 +21,6 @@ export async function loadServerKeys(db: Database, signingKeyFile: string | unde
     signing: await loadSigningKey(db, signingKeyFile, now),
     clientSecretKey: await secret('client_secret_hmac_key'),
     subjectKey: await secret('subject_hmac_key'),
+    agePassKey: await secret('age_pass_hmac_key'),
   }
 }

@@ -18,6 +18,8 @@ export type NewClient = {
   sandbox?: boolean
   /** Only for importing a client from elsewhere; normally a fresh 256-bit secret is generated. */
   secret?: string
+  /** Only for clients the service creates itself (the demo); normally generated. */
+  id?: string
 }
 
 /** A client as the CLI and docs show it: wire names, never the secret's hash. */
@@ -46,7 +48,7 @@ export async function createClient(deps: ClientDeps, input: NewClient): Promise<
   const [client] = await deps.db
     .insert(clients)
     .values({
-      id: `cl_${randomToken(12)}`,
+      id: input.id ?? `cl_${randomToken(12)}`,
       name,
       secretHash: hashSecret(deps.keys, secret),
       redirectUris: [...new Set(input.redirectUris)],

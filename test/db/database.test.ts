@@ -14,7 +14,15 @@ describe('migrations', () => {
         services.deps.db,
         sql`select table_name from information_schema.tables where table_schema = 'public' order by table_name`,
       )
-      expect(rows.map((r) => r.table_name)).toEqual(['audit_logs', 'auth_codes', 'clients', 'server_secrets', 'usage_daily'])
+      expect(rows.map((r) => r.table_name)).toEqual([
+        'age_passes',
+        'audit_logs',
+        'auth_codes',
+        'clients',
+        'server_secrets',
+        'usage_daily',
+        'verification_sessions',
+      ])
       await services.close()
       if (onPostgres) {
         // A second start on the same database finds the migrations applied and the same key.

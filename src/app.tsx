@@ -3,17 +3,24 @@ import { Elysia, ValidationError } from 'elysia'
 import packageJson from '../package.json' with { type: 'json' }
 import type { AppDeps } from './deps.ts'
 import { OAuthError, serverError } from './errors.ts'
+import { demoRoutes } from './demo/routes.tsx'
 import { keyRoutes } from './keys/routes.ts'
 import { describeError, type Logger } from './lib/log.ts'
 import { oauthRoutes } from './oauth/routes.ts'
+import { ErrorPage } from './pages/error-page.tsx'
+import { htmlDocument, pageHeaders } from './pages/headers.ts'
+import { pickLanguage } from './pages/i18n.ts'
 import { usageRoutes } from './usage/routes.ts'
+import { pageRoutes } from './verification/routes.tsx'
 
 /**
  * The root app: OpenAPI document, the one error mapping, then the feature routes. Errors are mapped
  * before the routes are added because Elysia hooks apply to routes registered after them.
  */
 export function createApp(deps: AppDeps) {
-  return new Elysia({ name: 'ofage' })
+  // The demo calls the API through this very app, so it needs the handler before the app exists.
+  let handle = (_request: Request): Promise<Response> => Promise.reject(new Error('app not built'))
+  const app = new Elysia({ name: 'ofage' })
     .use(
       openapi({
         path: '/api/openapi',
@@ -28,18 +35,30 @@ export function createApp(deps: AppDeps) {
         },
       }),
     )
-    .onError(({ code, error }) => errorResponse(code, error, deps.log))
+    .onError(({ code, error, request }) => errorResponse(code, error, request, deps.log))
     .use(keyRoutes(deps))
     .use(oauthRoutes(deps))
     .use(usageRoutes(deps))
+    .use(pageRoutes(deps))
+    .use(deps.config.demo ? demoRoutes(deps, (request) => handle(request)) : new Elysia({ name: 'no-demo' }))
+  handle = (request) => app.handle(request)
+  return app
 }
 
 export type App = ReturnType<typeof createApp>
 
-/** Every failure becomes the spec's JSON body with its status; a 500 never says why (the log does). */
-function errorResponse(code: string | number, error: unknown, log: Logger): Response {
+/**
+ * Every failure becomes the spec's JSON body with its status under /api, and an error page with the same
+ * code and status elsewhere; a 500 never says why (the log does).
+ */
+function errorResponse(code: string | number, error: unknown, request: Request, log: Logger): Response {
   const mapped = mapError(code, error)
   if (mapped.code === 'server_error') log.error('request_failed', { code, ...describeError(error) })
+  if (!new URL(request.url).pathname.startsWith('/api/')) {
+    const lang = pickLanguage(request.headers.get('accept-language'), new URL(request.url).searchParams.get('lang'))
+    const page = htmlDocument(ErrorPage({ lang, code: mapped.code }) as string)
+    return new Response(page, { status: mapped.status, headers: pageHeaders() })
+  }
   const headers: Record<string, string> = { 'content-type': 'application/json', 'cache-control': 'no-store' }
   // RFC 6749 §5.2: a 401 for client authentication names the scheme the client should use.
   if (mapped.status === 401) headers['www-authenticate'] = 'Basic realm="ofage", charset="UTF-8"'

@@ -1,0 +1,31 @@
+/**
+ * Headers on every HTML page. The CSP allows our own stylesheet and nothing else to load. Forms may post
+ * only to us, plus the origin we then redirect to: browsers apply `form-action` to the redirect after a
+ * form post, so without it the 303 back to the client would be blocked. No page may be framed, and no page
+ * sends a Referer, so a code in a URL cannot leak.
+ */
+export function pageHeaders(options: { formTargets?: string[] } = {}): Record<string, string> {
+  const formAction = ["'self'", ...new Set((options.formTargets ?? []).map((url) => new URL(url).origin))].join(' ')
+  return {
+    'content-type': 'text/html; charset=utf-8',
+    'content-security-policy': [
+      "default-src 'none'",
+      "style-src 'self'",
+      "img-src 'self'",
+      `form-action ${formAction}`,
+      "frame-ancestors 'none'",
+      "base-uri 'none'",
+    ].join('; '),
+    'referrer-policy': 'no-referrer',
+    'x-frame-options': 'DENY',
+    'x-content-type-options': 'nosniff',
+    'cross-origin-opener-policy': 'same-origin',
+    'permissions-policy': 'camera=(), microphone=(), geolocation=()',
+    // Pages carry CSRF tokens and per-visitor state.
+    'cache-control': 'no-store',
+  }
+}
+
+export function htmlDocument(body: string): string {
+  return `<!doctype html>${body}`
+}

@@ -1,0 +1,153 @@
+import type { ErrorCode } from '../errors.ts'
+
+/** Everything the visitor reads, per language. Functions take values that callers escape when rendering. */
+export type Messages = {
+  languageName: string
+  pageTitle: string
+  heading: string
+  asks: (site: string, age: number) => string
+  privacyTitle: string
+  privacy: (site: string) => string
+  chooseMethod: string
+  noMethods: string
+  sandboxNotice: string
+  testAge: string
+  testMethod: string
+  methodAgeOnly: string
+  methodBiometric: string
+  completeTest: string
+  failedBelowAge: (age: number) => string
+  invalidEvidence: string
+  tryAgain: string
+  attemptsLeft: (n: number) => string
+  tooManyAttempts: (site: string) => string
+  passTitle: string
+  passCovers: (age: number) => string
+  continueAsVerified: string
+  forgetPass: string
+  passForgotten: string
+  errorTitle: string
+  errorCode: string
+  closeHint: string
+  errors: Record<ErrorCode, string>
+  languageSwitch: string
+}
+
+const en: Messages = {
+  languageName: 'English',
+  pageTitle: 'Age check',
+  heading: 'Confirm your age',
+  asks: (site, age) => `${site} asks you to confirm that you are ${age} or older.`,
+  privacyTitle: 'Your privacy',
+  privacy: (site) =>
+    `We check only that you are old enough. ${site} gets a yes for the age it asked about and a reference number, nothing else. We keep a record that a check took place (the site, the time, the kind of check and the age asked about), never your name, birth date, documents or pictures.`,
+  chooseMethod: 'How do you want to confirm your age?',
+  noMethods: 'No way to confirm your age is available for this site yet. Please contact the site.',
+  sandboxNotice: 'Test mode: this site is in the sandbox. No real check takes place and no real person is verified.',
+  testAge: 'Test age',
+  testMethod: 'Test method',
+  methodAgeOnly: 'Age only (age_only)',
+  methodBiometric: 'Biometric (biometric)',
+  completeTest: 'Complete test verification',
+  failedBelowAge: (age) => `The check did not confirm that you are ${age} or older.`,
+  invalidEvidence: 'Please fill in every field.',
+  tryAgain: 'You can try again.',
+  attemptsLeft: (n) => (n === 1 ? '1 attempt left.' : `${n} attempts left.`),
+  tooManyAttempts: (site) => `Too many attempts. Go back to ${site} and start again.`,
+  passTitle: 'Verified recently',
+  passCovers: (age) => `This browser was verified recently as ${age} or older.`,
+  continueAsVerified: 'Continue as verified',
+  forgetPass: 'Not you? Forget this browser',
+  passForgotten: 'This browser no longer remembers your age check.',
+  errorTitle: 'This age check cannot continue',
+  errorCode: 'Error code',
+  closeHint: 'You can close this page and go back to the site that sent you.',
+  languageSwitch: 'Language',
+  errors: {
+    invalid_request: 'The link to this page is incomplete or not valid.',
+    invalid_client: 'The site that sent you here is not registered with this age check service.',
+    invalid_grant: 'This request is not valid.',
+    expired_code: 'This request has expired.',
+    code_already_used: 'This request has already been used.',
+    invalid_redirect_uri: 'The address to return you to is not registered for this site, so you will not be sent there.',
+    invalid_state: 'This request is not valid.',
+    unsupported_grant_type: 'This request is not valid.',
+    client_suspended: 'The site that sent you here is suspended from this age check service.',
+    age_requirement_not_met: 'The site asked to check a lower age than it is allowed to.',
+    payment_required: 'The site that sent you here has used all its age checks for this month.',
+    session_expired: 'This page has expired or was opened in another browser. Go back to the site and start again.',
+    forbidden: 'This form was not sent from this page. Go back to the site and start again.',
+    not_found: 'There is no page at this address.',
+    server_error: 'Something went wrong on our side. Please try again in a moment.',
+  },
+}
+
+const de: Messages = {
+  languageName: 'Deutsch',
+  pageTitle: 'Altersprüfung',
+  heading: 'Bestätigen Sie Ihr Alter',
+  asks: (site, age) => `${site} bittet Sie zu bestätigen, dass Sie mindestens ${age} Jahre alt sind.`,
+  privacyTitle: 'Ihre Privatsphäre',
+  privacy: (site) =>
+    `Wir prüfen nur, ob Sie alt genug sind. ${site} erhält ein Ja für das abgefragte Alter und eine Referenznummer, sonst nichts. Wir speichern, dass eine Prüfung stattfand (die Website, die Zeit, die Art der Prüfung und das abgefragte Alter), niemals Ihren Namen, Ihr Geburtsdatum, Dokumente oder Bilder.`,
+  chooseMethod: 'Wie möchten Sie Ihr Alter bestätigen?',
+  noMethods: 'Für diese Website ist noch keine Möglichkeit zur Altersbestätigung verfügbar. Bitte wenden Sie sich an die Website.',
+  sandboxNotice: 'Testmodus: Diese Website ist in der Sandbox. Es findet keine echte Prüfung statt, und keine echte Person wird verifiziert.',
+  testAge: 'Testalter',
+  testMethod: 'Testmethode',
+  methodAgeOnly: 'Nur Alter (age_only)',
+  methodBiometric: 'Biometrisch (biometric)',
+  completeTest: 'Testverifizierung abschließen',
+  failedBelowAge: (age) => `Die Prüfung hat nicht bestätigt, dass Sie mindestens ${age} Jahre alt sind.`,
+  invalidEvidence: 'Bitte füllen Sie alle Felder aus.',
+  tryAgain: 'Sie können es erneut versuchen.',
+  attemptsLeft: (n) => (n === 1 ? 'Noch 1 Versuch.' : `Noch ${n} Versuche.`),
+  tooManyAttempts: (site) => `Zu viele Versuche. Kehren Sie zu ${site} zurück und beginnen Sie neu.`,
+  passTitle: 'Kürzlich verifiziert',
+  passCovers: (age) => `Dieser Browser wurde kürzlich als mindestens ${age} Jahre alt verifiziert.`,
+  continueAsVerified: 'Als verifiziert fortfahren',
+  forgetPass: 'Nicht Sie? Diesen Browser vergessen',
+  passForgotten: 'Dieser Browser erinnert sich nicht mehr an Ihre Altersprüfung.',
+  errorTitle: 'Diese Altersprüfung kann nicht fortgesetzt werden',
+  errorCode: 'Fehlercode',
+  closeHint: 'Sie können diese Seite schließen und zur Website zurückkehren, die Sie hierher geschickt hat.',
+  languageSwitch: 'Sprache',
+  errors: {
+    invalid_request: 'Der Link zu dieser Seite ist unvollständig oder ungültig.',
+    invalid_client: 'Die Website, die Sie hierher geschickt hat, ist bei diesem Dienst nicht registriert.',
+    invalid_grant: 'Diese Anfrage ist ungültig.',
+    expired_code: 'Diese Anfrage ist abgelaufen.',
+    code_already_used: 'Diese Anfrage wurde bereits verwendet.',
+    invalid_redirect_uri: 'Die Rücksprungadresse ist für diese Website nicht registriert, daher werden Sie nicht dorthin weitergeleitet.',
+    invalid_state: 'Diese Anfrage ist ungültig.',
+    unsupported_grant_type: 'Diese Anfrage ist ungültig.',
+    client_suspended: 'Die Website, die Sie hierher geschickt hat, ist für diesen Dienst gesperrt.',
+    age_requirement_not_met: 'Die Website hat ein niedrigeres Alter abgefragt, als sie darf.',
+    payment_required: 'Die Website, die Sie hierher geschickt hat, hat alle Altersprüfungen für diesen Monat aufgebraucht.',
+    session_expired: 'Diese Seite ist abgelaufen oder wurde in einem anderen Browser geöffnet. Kehren Sie zur Website zurück und beginnen Sie neu.',
+    forbidden: 'Dieses Formular wurde nicht von dieser Seite gesendet. Kehren Sie zur Website zurück und beginnen Sie neu.',
+    not_found: 'Unter dieser Adresse gibt es keine Seite.',
+    server_error: 'Bei uns ist etwas schiefgelaufen. Bitte versuchen Sie es gleich noch einmal.',
+  },
+}
+
+export const languages = { en, de } as const
+export type Language = keyof typeof languages
+
+/**
+ * The page's language: an explicit `?lang=` wins, then the best `Accept-Language` match (RFC 9110
+ * §12.5.4 quality values), then English.
+ */
+export function pickLanguage(acceptLanguage: string | null | undefined, explicit?: string | null): Language {
+  if (explicit && explicit in languages) return explicit as Language
+  const ranked = (acceptLanguage ?? '')
+    .split(',')
+    .map((part) => {
+      const [tag = '', ...params] = part.trim().toLowerCase().split(';')
+      const q = params.map((p) => /^\s*q=([\d.]+)\s*$/.exec(p)?.[1]).find(Boolean)
+      return { primary: tag.split('-')[0]!, q: q === undefined ? 1 : Number(q) }
+    })
+    .filter((entry) => entry.q > 0)
+    .sort((a, b) => b.q - a.q)
+  return (ranked.find((entry) => entry.primary in languages)?.primary as Language | undefined) ?? 'en'
+}

@@ -1,0 +1,47 @@
+import type { PropsWithChildren } from '@kitajs/html'
+import { languages, type Language } from './i18n.ts'
+
+type LayoutProps = PropsWithChildren<{
+  lang: Language
+  title: string
+  /** Where the language links point, without `lang`; omitted where switching makes no sense. */
+  switchPath?: string
+}>
+
+/** The frame of every page: language, viewport, our one stylesheet, and the language switch. */
+export function Layout({ lang, title, switchPath, children }: LayoutProps) {
+  const t = languages[lang]
+  return (
+    <html lang={lang}>
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <meta name="referrer" content="no-referrer" />
+        <title safe>{title}</title>
+        <link rel="stylesheet" href="/assets/ofage.css" />
+      </head>
+      <body>
+        <main class="card">{children}</main>
+        {switchPath !== undefined && (
+          <nav class="languages" aria-label={t.languageSwitch}>
+            {Object.entries(languages).map(([code, messages]) =>
+              code === lang ? (
+                <span aria-current="true" lang={code} safe>
+                  {messages.languageName}
+                </span>
+              ) : (
+                <a href={withLang(switchPath, code)} hreflang={code} lang={code} safe>
+                  {messages.languageName}
+                </a>
+              ),
+            )}
+          </nav>
+        )}
+      </body>
+    </html>
+  )
+}
+
+export function withLang(path: string, lang: string): string {
+  return `${path}${path.includes('?') ? '&' : '?'}lang=${lang}`
+}

@@ -1,0 +1,84 @@
+import type { VerificationMethod } from '../verification/methods/method.ts'
+import { languages, type Language } from './i18n.ts'
+import { Layout, withLang } from './layout.tsx'
+
+export type VerifyPageProps = {
+  lang: Language
+  siteName: string
+  ageRequired: number
+  sessionPath: string
+  csrfToken: string
+  methods: VerificationMethod[]
+  /** The age the browser's pass covers, when it covers this request. */
+  passAge?: number
+  /** A failed check, or another message the visitor must see first. */
+  alert?: string
+  /** A quieter notice (a forgotten pass). */
+  notice?: string
+  /** No more attempts in this session: the forms are not shown. */
+  locked?: boolean
+}
+
+/** The hosted verification page (SPEC.md §4.1): who asks, for what age, how to prove it, what is kept. */
+export function VerifyPage(props: VerifyPageProps) {
+  const t = languages[props.lang]
+  const action = (path: string) => withLang(`${props.sessionPath}${path}`, props.lang)
+  return (
+    <Layout lang={props.lang} title={`${t.pageTitle} · ${props.siteName}`} switchPath={props.sessionPath}>
+      <h1 safe>{t.heading}</h1>
+      <p class="asks" safe>
+        {t.asks(props.siteName, props.ageRequired)}
+      </p>
+      {props.alert !== undefined && (
+        <div role="alert" class="alert">
+          <p safe>{props.alert}</p>
+        </div>
+      )}
+      {props.notice !== undefined && (
+        <p role="status" class="notice" safe>
+          {props.notice}
+        </p>
+      )}
+      {!props.locked && props.passAge !== undefined && (
+        <section class="pass" aria-labelledby="pass-title">
+          <h2 id="pass-title" safe>
+            {t.passTitle}
+          </h2>
+          <p safe>{t.passCovers(props.passAge)}</p>
+          <form method="post" action={action('/continue')}>
+            <input type="hidden" name="csrf" value={props.csrfToken} />
+            <button type="submit" safe>
+              {t.continueAsVerified}
+            </button>
+          </form>
+          <form method="post" action={action('/forget')}>
+            <input type="hidden" name="csrf" value={props.csrfToken} />
+            <button type="submit" class="link" safe>
+              {t.forgetPass}
+            </button>
+          </form>
+        </section>
+      )}
+      {!props.locked && (
+        <section aria-labelledby="methods-title">
+          <h2 id="methods-title" safe>
+            {t.chooseMethod}
+          </h2>
+          {props.methods.length === 0 ? (
+            <p safe>{t.noMethods}</p>
+          ) : (
+            props.methods.map((method) =>
+              method.render({ t, action: action(`/methods/${method.id}`), csrfToken: props.csrfToken, ageRequired: props.ageRequired }),
+            )
+          )}
+        </section>
+      )}
+      <section class="privacy" aria-labelledby="privacy-title">
+        <h2 id="privacy-title" safe>
+          {t.privacyTitle}
+        </h2>
+        <p safe>{t.privacy(props.siteName)}</p>
+      </section>
+    </Layout>
+  )
+}

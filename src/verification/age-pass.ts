@@ -1,0 +1,105 @@
+import { randomUUID } from 'node:crypto'
+import { and, eq, gt, isNull } from 'drizzle-orm'
+import { errors as joseErrors, jwtVerify, SignJWT } from 'jose'
+import type { Database } from '../db/client.ts'
+import { agePasses, type MethodClass } from '../db/schema.ts'
+import { epochSeconds, type Clock } from '../lib/clock.ts'
+import { randomToken } from '../lib/crypto.ts'
+import type { ServerKeys } from '../keys/server-keys.ts'
+
+/** How long a browser may re-verify without a new check. */
+export const AGE_PASS_LIFETIME_MS = 30 * 24 * 60 * 60_000
+
+export const AGE_PASS_COOKIE = 'ofage_pass'
+
+export type AgePass = {
+  id: string
+  /** Opaque, stable key of the person: the pairwise `sub` is derived from it. */
+  personKey: string
+  ageOver: number
+  methodClass: MethodClass
+  sandbox: boolean
+  expiresAt: Date
+}
+
+type PassDeps = { db: Database; keys: ServerKeys; clock: Clock }
+
+const ISSUER = 'ofage:age-pass'
+
+/**
+ * Issues a pass after an approved check and returns it with the signed cookie value. The person key
+ * of an earlier pass is kept, so one person keeps one `sub` per client across checks.
+ */
+export async function createAgePass(
+  deps: PassDeps,
+  approved: { ageOver: number; methodClass: MethodClass; sandbox: boolean; personKey?: string },
+): Promise<{ pass: AgePass; cookie: string }> {
+  const now = deps.clock.now()
+  const pass: AgePass = {
+    id: randomUUID(),
+    personKey: approved.personKey ?? randomToken(32),
+    ageOver: approved.ageOver,
+    methodClass: approved.methodClass,
+    sandbox: approved.sandbox,
+    expiresAt: new Date(now.getTime() + AGE_PASS_LIFETIME_MS),
+  }
+  await deps.db.insert(agePasses).values({
+    id: pass.id,
+    ageOver: pass.ageOver,
+    methodClass: pass.methodClass,
+    sandbox: pass.sandbox,
+    createdAt: now,
+    expiresAt: pass.expiresAt,
+  })
+  const cookie = await new SignJWT({ pk: pass.personKey })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setIssuer(ISSUER)
+    .setJti(pass.id)
+    .setIssuedAt(epochSeconds(now))
+    .setExpirationTime(epochSeconds(pass.expiresAt))
+    .sign(deps.keys.agePassKey)
+  return { pass, cookie }
+}
+
+/**
+ * Reads a pass cookie: a valid signature, not expired, and its row neither revoked nor expired. The age
+ * and method come from the row, never from the cookie.
+ */
+export async function readAgePass(deps: PassDeps, cookie: string | undefined): Promise<AgePass | undefined> {
+  if (!cookie || cookie.length > 2048) return undefined
+  let payload
+  try {
+    ;({ payload } = await jwtVerify(cookie, deps.keys.agePassKey, {
+      algorithms: ['HS256'],
+      issuer: ISSUER,
+      currentDate: deps.clock.now(),
+      requiredClaims: ['jti', 'exp'],
+    }))
+  } catch (cause) {
+    if (cause instanceof joseErrors.JOSEError) return undefined
+    throw cause
+  }
+  if (typeof payload.pk !== 'string' || !/^[0-9a-f-]{36}$/.test(payload.jti!)) return undefined
+  const [row] = await deps.db
+    .select()
+    .from(agePasses)
+    .where(and(eq(agePasses.id, payload.jti!), isNull(agePasses.revokedAt), gt(agePasses.expiresAt, deps.clock.now())))
+  if (!row) return undefined
+  return {
+    id: row.id,
+    personKey: payload.pk,
+    ageOver: row.ageOver,
+    methodClass: row.methodClass,
+    sandbox: row.sandbox,
+    expiresAt: row.expiresAt,
+  }
+}
+
+export async function revokeAgePass(deps: PassDeps, id: string): Promise<void> {
+  await deps.db.update(agePasses).set({ revokedAt: deps.clock.now() }).where(and(eq(agePasses.id, id), isNull(agePasses.revokedAt)))
+}
+
+/** Whether a pass lets this browser skip the check for a client and threshold. */
+export function passCovers(pass: AgePass | undefined, client: { sandbox: boolean }, ageRequired: number): pass is AgePass {
+  return pass !== undefined && pass.ageOver >= ageRequired && (client.sandbox || !pass.sandbox)
+}

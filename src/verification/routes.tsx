@@ -1,0 +1,217 @@
+import { fileURLToPath } from 'node:url'
+import { html } from '@elysiajs/html'
+import { Value } from '@sinclair/typebox/value'
+import { Elysia, t, type Cookie } from 'elysia'
+import type { AppDeps } from '../deps.ts'
+import type { MethodClass } from '../db/schema.ts'
+import { OAuthError } from '../errors.ts'
+import { randomToken } from '../lib/crypto.ts'
+import { readStrictBody, rejectDuplicateQuery } from '../lib/strict-request.ts'
+import { findClient, type Client } from '../oauth/clients.ts'
+import { issueCode } from '../oauth/codes.ts'
+import { pageHeaders } from '../pages/headers.ts'
+import { languages, pickLanguage, type Language } from '../pages/i18n.ts'
+import { VerifyPage } from '../pages/verify-page.tsx'
+import { AGE_PASS_COOKIE, AGE_PASS_LIFETIME_MS, createAgePass, passCovers, readAgePass, revokeAgePass, type AgePass } from './age-pass.ts'
+import { callbackUrl, checkAuthorizationRequest } from './authorize.ts'
+import { methodsFor } from './methods/index.ts'
+import {
+  checkCsrfToken,
+  claimSession,
+  createSession,
+  findSession,
+  MAX_FAILED_ATTEMPTS,
+  recordFailedAttempt,
+  releaseSession,
+  SESSION_LIFETIME_MS,
+  type VerificationSession,
+} from './sessions.ts'
+
+const BROWSER_COOKIE = 'ofage_browser'
+const stylesheet = fileURLToPath(new URL('../../public/ofage.css', import.meta.url))
+
+const AuthorizationQuery = t.Object({
+  client_id: t.String({ minLength: 1, maxLength: 256 }),
+  redirect_uri: t.String({ minLength: 1, maxLength: 2048 }),
+  state: t.Optional(t.String({ maxLength: 2048 })),
+  // DESIGN.md: an integer from 1 to 99, default 18.
+  age_required: t.Optional(t.String({ pattern: '^[1-9][0-9]?$' })),
+  lang: t.Optional(t.String({ maxLength: 8 })),
+})
+const LangQuery = t.Object({ lang: t.Optional(t.String({ maxLength: 8 })) })
+const FormBody = t.Object({ csrf: t.String({ maxLength: 128 }) }, { additionalProperties: t.String({ maxLength: 1024 }) })
+const readForm = ({ request }: { request: Request }) => readStrictBody(request, ['form'])
+
+type Cookies = Record<string, Cookie<unknown>>
+type Page = { session: VerificationSession; client: Client; lang: Language; cookie: Cookies }
+
+/**
+ * The hosted verification page (SPEC.md §4.1) and the forms it posts. Every post is checked against
+ * the server-side session (bound to this browser), its CSRF token and the Origin header; nothing the
+ * visitor could edit in the page decides the client, redirect URI, state or threshold.
+ */
+export function pageRoutes(deps: AppDeps) {
+  const appOrigin = new URL(deps.config.appUrl).origin
+  const cookieOptions = {
+    httpOnly: true,
+    sameSite: 'lax' as const,
+    secure: deps.config.appUrl.startsWith('https:'),
+    path: '/',
+  }
+
+  /** Loads the session a form or link refers to, for this browser only. */
+  async function openPage(id: string, cookie: Cookies, request: Request, lang: string | undefined): Promise<Page> {
+    const session = await findSession(deps, id, stringCookie(cookie[BROWSER_COOKIE]))
+    const client = session && (await findClient(deps.db, session.clientId))
+    if (!session || !client || session.completedAt) {
+      throw new OAuthError('session_expired', 'The verification session is unknown, expired, completed or bound to another browser')
+    }
+    return { session, client, cookie, lang: pickLanguage(request.headers.get('accept-language'), lang) }
+  }
+
+  /** A form post: same origin (when the browser says), live session, right CSRF token. */
+  async function openForm(id: string, cookie: Cookies, request: Request, lang: string | undefined, csrf: string): Promise<Page> {
+    const origin = request.headers.get('origin')
+    if (origin !== null && origin !== appOrigin) throw new OAuthError('forbidden', 'Cross-origin form post')
+    const page = await openPage(id, cookie, request, lang)
+    if (!checkCsrfToken(page.session, csrf)) throw new OAuthError('forbidden', 'CSRF token mismatch')
+    return page
+  }
+
+  async function render(page: Page, set: { headers: Record<string, unknown>; status?: unknown }, extra: { alert?: string; notice?: string; pass?: AgePass | null } = {}) {
+    const { session, client, lang } = page
+    const t = languages[lang]
+    const pass = extra.pass === null ? undefined : (extra.pass ?? (await readAgePass(deps, stringCookie(page.cookie[AGE_PASS_COOKIE]))))
+    const locked = session.failedAttempts >= MAX_FAILED_ATTEMPTS
+    Object.assign(set.headers, pageHeaders({ formTargets: [session.redirectUri] }))
+    return (
+      <VerifyPage
+        lang={lang}
+        siteName={client.name}
+        ageRequired={session.ageRequired}
+        sessionPath={`/s/${session.id}`}
+        csrfToken={session.csrfToken}
+        methods={methodsFor(client)}
+        passAge={passCovers(pass, client, session.ageRequired) ? pass.ageOver : undefined}
+        alert={locked ? t.tooManyAttempts(client.name) : extra.alert}
+        notice={extra.notice}
+        locked={locked}
+      />
+    )
+  }
+
+  /**
+   * Turns an approved check into a code and sends the visitor back with it (303). The session is claimed
+   * first, so a double submission issues one code; if issuing fails, the claim is released.
+   */
+  async function complete(
+    page: Page,
+    set: { headers: Record<string, unknown>; status?: unknown },
+    approval: { methodClass: MethodClass; provenAge: number; reverifiedWith?: AgePass },
+  ) {
+    const { session, client, cookie } = page
+    if (!(await claimSession(deps, session))) throw new OAuthError('session_expired', 'The verification session was already completed')
+    try {
+      let personKey = approval.reverifiedWith?.personKey
+      if (!approval.reverifiedWith) {
+        const earlier = await readAgePass(deps, stringCookie(cookie[AGE_PASS_COOKIE]))
+        const issued = await createAgePass(deps, {
+          ageOver: approval.provenAge,
+          methodClass: approval.methodClass,
+          sandbox: client.sandbox,
+          personKey: earlier?.personKey,
+        })
+        personKey = issued.pass.personKey
+        cookie[AGE_PASS_COOKIE]!.set({ value: issued.cookie, ...cookieOptions, maxAge: AGE_PASS_LIFETIME_MS / 1000 })
+      }
+      const { code } = await issueCode(deps, {
+        clientId: client.id,
+        redirectUri: session.redirectUri,
+        state: session.state,
+        ageOver: session.ageRequired,
+        methodClass: approval.methodClass,
+        reverification: approval.reverifiedWith !== undefined,
+        personKey,
+      })
+      Object.assign(set.headers, pageHeaders({ formTargets: [session.redirectUri] }), { location: callbackUrl(session.redirectUri, code, session.state) })
+      set.status = 303
+      return ''
+    } catch (cause) {
+      await releaseSession(deps.db, session)
+      throw cause
+    }
+  }
+
+  return new Elysia({ name: 'page-routes' })
+    .use(html({ autoDoctype: true }))
+    .get('/assets/ofage.css', () => new Response(Bun.file(stylesheet), { headers: { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'public, max-age=3600' } }), {
+      detail: { hide: true },
+    })
+    .get(
+      '/',
+      async ({ query, request, cookie, set }) => {
+        rejectDuplicateQuery(request)
+        const authorization = await checkAuthorizationRequest(deps.db, query, deps.clock.now())
+        let browserId = stringCookie(cookie[BROWSER_COOKIE])
+        if (!browserId || browserId.length > 64) {
+          browserId = randomToken(24)
+          cookie[BROWSER_COOKIE]!.set({ value: browserId, ...cookieOptions, maxAge: (2 * SESSION_LIFETIME_MS) / 1000 })
+        }
+        const session = await createSession(deps, authorization, browserId)
+        return render({ session, client: authorization.client, cookie, lang: pickLanguage(request.headers.get('accept-language'), query.lang) }, set)
+      },
+      { query: AuthorizationQuery, detail: { hide: true } },
+    )
+    .get('/s/:id', async ({ params, query, request, cookie, set }) => render(await openPage(params.id, cookie, request, query.lang), set), {
+      query: LangQuery,
+      detail: { hide: true },
+    })
+    .post(
+      '/s/:id/methods/:method',
+      async ({ params, query, body, request, cookie, set }) => {
+        const page = await openForm(params.id, cookie, request, query.lang, body.csrf)
+        const t = languages[page.lang]
+        const method = methodsFor(page.client).find((m) => m.id === params.method)
+        if (!method) throw new OAuthError('not_found', 'No such verification method for this client')
+        if (page.session.failedAttempts >= MAX_FAILED_ATTEMPTS) return render(page, set)
+        const { csrf: _csrf, ...evidence } = body as Record<string, string>
+        if (!Value.Check(method.evidence, evidence)) {
+          set.status = 400
+          return render(page, set, { alert: t.invalidEvidence })
+        }
+        const verdict = await method.check(evidence, { ageRequired: page.session.ageRequired })
+        if (verdict.approved) return complete(page, set, verdict)
+        const failed = await recordFailedAttempt(deps.db, page.session)
+        const left = MAX_FAILED_ATTEMPTS - failed
+        const session = { ...page.session, failedAttempts: failed }
+        return render({ ...page, session }, set, { alert: `${verdict.reason(t)} ${left > 0 ? `${t.tryAgain} ${t.attemptsLeft(left)}` : ''}`.trim() })
+      },
+      { parse: [readForm, 'urlencoded'], body: FormBody, query: LangQuery, detail: { hide: true } },
+    )
+    .post(
+      '/s/:id/continue',
+      async ({ params, query, body, request, cookie, set }) => {
+        const page = await openForm(params.id, cookie, request, query.lang, body.csrf)
+        const pass = await readAgePass(deps, stringCookie(cookie[AGE_PASS_COOKIE]))
+        if (!passCovers(pass, page.client, page.session.ageRequired)) return render(page, set, { pass: null })
+        return complete(page, set, { methodClass: pass.methodClass, provenAge: pass.ageOver, reverifiedWith: pass })
+      },
+      { parse: [readForm, 'urlencoded'], body: FormBody, query: LangQuery, detail: { hide: true } },
+    )
+    .post(
+      '/s/:id/forget',
+      async ({ params, query, body, request, cookie, set }) => {
+        const page = await openForm(params.id, cookie, request, query.lang, body.csrf)
+        const pass = await readAgePass(deps, stringCookie(cookie[AGE_PASS_COOKIE]))
+        if (pass) await revokeAgePass(deps, pass.id)
+        cookie[AGE_PASS_COOKIE]!.set({ value: '', ...cookieOptions, maxAge: 0 })
+        return render(page, set, { notice: languages[page.lang].passForgotten, pass: null })
+      },
+      { parse: [readForm, 'urlencoded'], body: FormBody, query: LangQuery, detail: { hide: true } },
+    )
+}
+
+function stringCookie(cookie: Cookie<unknown> | undefined): string | undefined {
+  const value = cookie?.value
+  return typeof value === 'string' && value !== '' ? value : undefined
+}

@@ -1,0 +1,91 @@
+import { and, eq, gt, isNull, lt, sql } from 'drizzle-orm'
+import type { Database } from '../db/client.ts'
+import { verificationSessions } from '../db/schema.ts'
+import type { Clock } from '../lib/clock.ts'
+import { constantTimeEqual, randomToken, sha256Hex } from '../lib/crypto.ts'
+import type { AuthorizationRequest } from './authorize.ts'
+
+/** Long enough to find an ID card or a well-lit spot; short enough that an abandoned tab goes stale. */
+export const SESSION_LIFETIME_MS = 30 * 60_000
+
+/** Failed checks allowed in one session before the visitor must start again from the site. */
+export const MAX_FAILED_ATTEMPTS = 5
+
+export type VerificationSession = typeof verificationSessions.$inferSelect & { id: string }
+
+type SessionDeps = { db: Database; clock: Clock }
+
+/** Opens a session for a checked authorization request, bound to the browser holding `browserId`. */
+export async function createSession(deps: SessionDeps, request: AuthorizationRequest, browserId: string): Promise<VerificationSession> {
+  const id = randomToken(24)
+  const now = deps.clock.now()
+  const [row] = await deps.db
+    .insert(verificationSessions)
+    .values({
+      idHash: sha256Hex(id),
+      browserHash: sha256Hex(browserId),
+      csrfToken: randomToken(24),
+      clientId: request.client.id,
+      redirectUri: request.redirectUri,
+      state: request.state,
+      ageRequired: request.ageRequired,
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + SESSION_LIFETIME_MS),
+    })
+    .returning()
+  return { ...row!, id }
+}
+
+/**
+ * Finds a live session by its id, only for the browser it is bound to: a session id copied to another
+ * browser (a shared link, a leaked log line) opens nothing.
+ */
+export async function findSession(deps: SessionDeps, id: string, browserId: string | undefined): Promise<VerificationSession | undefined> {
+  if (!browserId || id.length > 64) return undefined
+  const [row] = await deps.db
+    .select()
+    .from(verificationSessions)
+    .where(and(eq(verificationSessions.idHash, sha256Hex(id)), gt(verificationSessions.expiresAt, deps.clock.now())))
+  if (!row || !constantTimeEqual(row.browserHash, sha256Hex(browserId))) return undefined
+  return { ...row, id }
+}
+
+export function checkCsrfToken(session: VerificationSession, presented: unknown): boolean {
+  return typeof presented === 'string' && constantTimeEqual(presented, session.csrfToken)
+}
+
+/** Counts a failed check and returns how many there have been, atomically (parallel posts count each). */
+export async function recordFailedAttempt(db: Database, session: VerificationSession): Promise<number> {
+  const [row] = await db
+    .update(verificationSessions)
+    .set({ failedAttempts: sql`${verificationSessions.failedAttempts} + 1` })
+    .where(eq(verificationSessions.idHash, session.idHash))
+    .returning({ failedAttempts: verificationSessions.failedAttempts })
+  return row?.failedAttempts ?? MAX_FAILED_ATTEMPTS
+}
+
+/**
+ * Marks the session complete, once: of two submissions racing (a double click), only one gets `true`
+ * and goes on to issue a code.
+ */
+export async function claimSession(deps: SessionDeps, session: VerificationSession): Promise<boolean> {
+  const claimed = await deps.db
+    .update(verificationSessions)
+    .set({ completedAt: deps.clock.now() })
+    .where(and(eq(verificationSessions.idHash, session.idHash), isNull(verificationSessions.completedAt)))
+    .returning({ idHash: verificationSessions.idHash })
+  return claimed.length === 1
+}
+
+/** Undoes a claim when issuing the code failed (a plan limit reached meanwhile), so the page can say why. */
+export async function releaseSession(db: Database, session: VerificationSession): Promise<void> {
+  await db.update(verificationSessions).set({ completedAt: null }).where(eq(verificationSessions.idHash, session.idHash))
+}
+
+export async function pruneExpiredSessions(db: Database, before: Date): Promise<number> {
+  const deleted = await db
+    .delete(verificationSessions)
+    .where(lt(verificationSessions.expiresAt, before))
+    .returning({ idHash: verificationSessions.idHash })
+  return deleted.length
+}
