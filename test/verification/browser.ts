@@ -1,0 +1,69 @@
+import { PUBLIC_URL, REDIRECT_URI, type TestContext } from '../helpers.ts'
+
+/**
+ * A minimal browser over `app.handle`: keeps cookies, never follows redirects, and reads the forms of
+ * the hosted page, so HTTP tests walk the page the way a visitor does.
+ */
+export function testBrowser(ctx: TestContext) {
+  const jar = new Map<string, string>()
+
+  async function request(path: string, init: RequestInit = {}): Promise<Response> {
+    const headers = new Headers(init.headers)
+    if (jar.size > 0) headers.set('cookie', [...jar].map(([name, value]) => `${name}=${value}`).join('; '))
+    const response = await ctx.app.handle(new Request(`${PUBLIC_URL}${path}`, { ...init, headers }))
+    for (const line of response.headers.getSetCookie()) {
+      const [pair = ''] = line.split(';')
+      const name = pair.slice(0, pair.indexOf('='))
+      const value = pair.slice(pair.indexOf('=') + 1)
+      if (value === '' || /max-age=0\b/i.test(line)) jar.delete(name)
+      else jar.set(name, value)
+    }
+    return response
+  }
+
+  /** Opens the hosted page for an authorization request and returns the page with its forms. */
+  async function open(query: Record<string, string>, init: RequestInit = {}) {
+    const response = await request(`/?${new URLSearchParams({ redirect_uri: REDIRECT_URI, ...query })}`, init)
+    return { response, page: await readPage(response) }
+  }
+
+  async function post(action: string, fields: Record<string, string>, headers: Record<string, string> = {}) {
+    return request(action, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+      body: new URLSearchParams(fields).toString(),
+    })
+  }
+
+  return { jar, request, open, post }
+}
+
+export type PageForms = {
+  html: string
+  csrf: string | undefined
+  actions: string[]
+  action(suffix: string): string
+}
+
+export async function readPage(response: Response): Promise<PageForms> {
+  const html = await response.text()
+  const actions = [...html.matchAll(/<form[^>]*action="([^"]+)"/g)].map((m) => m[1]!.replaceAll('&amp;', '&'))
+  return {
+    html,
+    csrf: /name="csrf" value="([^"]+)"/.exec(html)?.[1],
+    actions,
+    action(suffix: string) {
+      const found = actions.find((a) => a.split('?')[0]!.endsWith(suffix))
+      if (!found) throw new Error(`no form ending in ${suffix} on the page`)
+      return found
+    },
+  }
+}
+
+/** The `code` and `state` of a 303 back to the client, or undefined when the response is not one. */
+export function callback(response: Response): { url: URL; code: string; state: string | null } | undefined {
+  const location = response.headers.get('location')
+  if (response.status !== 303 || !location) return undefined
+  const url = new URL(location)
+  return { url, code: url.searchParams.get('code')!, state: url.searchParams.get('state') }
+}
