@@ -24,7 +24,7 @@ async function exchangeClaims(client: { authorization: string }, code: string, s
   })
   expect(response.status).toBe(200)
   const body = await json(response)
-  return { ...decodeJwt(body.access_token), transaction_id: body.transaction_id as string }
+  return { ...decodeJwt<Record<string, unknown>>(body.access_token), transaction_id: body.transaction_id as string }
 }
 
 async function completeSandbox(browser: ReturnType<typeof testBrowser>, query: Record<string, string>, age = '30', methodClass = 'age_only') {
