@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { decodeJwt } from 'jose'
 import { updateClient } from '../../src/oauth/clients.ts'
+import type { AgeTokenClaimsType } from '../../src/oauth/model.ts'
 import { sql } from 'drizzle-orm'
 import { createTestContext, json, queryRows, REDIRECT_URI, type TestContext } from '../helpers.ts'
 import { callback, readPage, testBrowser } from './browser.ts'
@@ -24,7 +25,7 @@ async function exchangeClaims(client: { authorization: string }, code: string, s
   })
   expect(response.status).toBe(200)
   const body = await json(response)
-  return { ...decodeJwt<Record<string, unknown>>(body.access_token), transaction_id: body.transaction_id as string }
+  return { ...decodeJwt<AgeTokenClaimsType>(body.access_token), transaction_id: body.transaction_id as string }
 }
 
 async function completeSandbox(browser: ReturnType<typeof testBrowser>, query: Record<string, string>, age = '30', methodClass = 'age_only') {
