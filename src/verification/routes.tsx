@@ -69,10 +69,16 @@ export function pageRoutes(deps: AppDeps) {
     return { session, client, cookie, lang: pickLanguage(request.headers.get('accept-language'), lang) }
   }
 
-  /** A form post: same origin (when the browser says), live session, right CSRF token. */
+  /**
+   * A form post: not from another site (when the browser says), a live session, the right CSRF token.
+   * Under `Referrer-Policy: no-referrer` browsers send `Origin: null` even for our own forms (Fetch
+   * standard, "serializing a request origin"), so "null" says nothing and only a foreign origin, or
+   * `Sec-Fetch-Site: cross-site`, is refused outright.
+   */
   async function openForm(id: string, cookie: Cookies, request: Request, lang: string | undefined, csrf: string): Promise<Page> {
     const origin = request.headers.get('origin')
-    if (origin !== null && origin !== appOrigin) throw new OAuthError('forbidden', 'Cross-origin form post')
+    const foreignOrigin = origin !== null && origin !== 'null' && origin !== appOrigin
+    if (foreignOrigin || request.headers.get('sec-fetch-site') === 'cross-site') throw new OAuthError('forbidden', 'Cross-site form post')
     const page = await openPage(id, cookie, request, lang)
     if (!checkCsrfToken(page.session, csrf)) throw new OAuthError('forbidden', 'CSRF token mismatch')
     return page

@@ -222,6 +222,8 @@ describe('the pending request is held server-side and bound to the browser', () 
     expect(await wrong.text()).toContain('forbidden')
     const crossSite = await browser.post(action, { csrf: page.csrf!, age: '30', method_class: 'age_only' }, { origin: 'https://evil.example' })
     expect(crossSite.status).toBe(403)
+    const fetchMetadata = await browser.post(action, { csrf: page.csrf!, age: '30', method_class: 'age_only' }, { 'sec-fetch-site': 'cross-site' })
+    expect(fetchMetadata.status).toBe(403)
     const missing = await browser.post(action, { age: '30', method_class: 'age_only' })
     expect(missing.status).toBe(400)
     const duplicated = await browser.request(action, {
@@ -230,7 +232,9 @@ describe('the pending request is held server-side and bound to the browser', () 
       body: `csrf=${page.csrf}&csrf=${page.csrf}&age=30&method_class=age_only`,
     })
     expect(duplicated.status).toBe(400)
-    expect(callback(await browser.post(action, { csrf: page.csrf!, age: '30', method_class: 'age_only' }))).toBeDefined()
+    // What a browser sends for our own form under Referrer-Policy: no-referrer.
+    const ownForm = await browser.post(action, { csrf: page.csrf!, age: '30', method_class: 'age_only' }, { origin: 'null', 'sec-fetch-site': 'same-origin' })
+    expect(callback(ownForm)).toBeDefined()
   })
 
   test('a double submission issues exactly one code', async () => {
