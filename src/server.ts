@@ -1,11 +1,22 @@
 import { createApp } from './app.tsx'
 import { startServices } from './boot.ts'
 import type { Config } from './config.ts'
+import type { AppDeps } from './deps.ts'
 import { pruneExpiredCodes } from './oauth/codes.ts'
+import { pruneExpiredPasses } from './verification/age-pass.ts'
+import { pruneExpiredSessions } from './verification/sessions.ts'
 
-/** Codes are kept an hour past expiry so a late replay is still recognised and revokes its tokens. */
 const PRUNE_EVERY_MS = 10 * 60_000
-const KEEP_EXPIRED_CODES_MS = 60 * 60_000
+/** Codes are kept an hour past expiry so a late replay is still recognised and revokes its tokens. */
+const KEEP_EXPIRED_MS = 60 * 60_000
+
+/** Deletes expired codes, verification sessions and age passes; audit rows and usage stay. */
+export async function pruneExpired(deps: AppDeps): Promise<void> {
+  const before = new Date(deps.clock.now().getTime() - KEEP_EXPIRED_MS)
+  await pruneExpiredCodes(deps.db, before)
+  await pruneExpiredSessions(deps.db, before)
+  await pruneExpiredPasses(deps.db, before)
+}
 
 /** Runs the HTTP server until SIGTERM or SIGINT, then stops accepting, finishes, and closes the database. */
 export async function runServer(config: Config): Promise<void> {
@@ -17,12 +28,11 @@ export async function runServer(config: Config): Promise<void> {
     public_url: config.publicUrl,
     database: config.database.kind,
     openapi: `${config.publicUrl}/api/openapi.json`,
+    ...(config.demo && { demo: `${config.publicUrl}/demo` }),
   })
 
   const prune = setInterval(() => {
-    pruneExpiredCodes(deps.db, new Date(deps.clock.now().getTime() - KEEP_EXPIRED_CODES_MS)).catch((cause) =>
-      deps.log.error('prune_failed', { message: String(cause) }),
-    )
+    pruneExpired(deps).catch((cause) => deps.log.error('prune_failed', { message: String(cause) }))
   }, PRUNE_EVERY_MS)
   prune.unref()
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { and, eq, gt, isNull } from 'drizzle-orm'
+import { and, eq, gt, isNull, lt } from 'drizzle-orm'
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose'
 import type { Database } from '../db/client.ts'
 import { agePasses, type MethodClass } from '../db/schema.ts'
@@ -102,4 +102,9 @@ export async function revokeAgePass(deps: PassDeps, id: string): Promise<void> {
 /** Whether a pass lets this browser skip the check for a client and threshold. */
 export function passCovers(pass: AgePass | undefined, client: { sandbox: boolean }, ageRequired: number): pass is AgePass {
   return pass !== undefined && pass.ageOver >= ageRequired && (client.sandbox || !pass.sandbox)
+}
+
+export async function pruneExpiredPasses(db: Database, before: Date): Promise<number> {
+  const deleted = await db.delete(agePasses).where(lt(agePasses.expiresAt, before)).returning({ id: agePasses.id })
+  return deleted.length
 }

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { createLocalJWKSet, jwtVerify } from 'jose'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
 import { createApp } from '../../src/app.tsx'
 import { startServices, type Services } from '../../src/boot.ts'
 import { silentLogger } from '../../src/lib/log.ts'
@@ -65,8 +65,9 @@ async function freePort(): Promise<number> {
 }
 
 /** A page whose shop callback is answered by the test, so the browser lands somewhere real. */
-async function newShopPage(context = browser, viewport = { width: 1280, height: 900 }) {
-  const page = await context.newPage({ viewport })
+async function newShopPage(context: Browser | BrowserContext = browser, viewport = { width: 1280, height: 900 }) {
+  const page = await context.newPage()
+  await page.setViewportSize(viewport)
   await page.route(`${SHOP_CALLBACK}**`, (route) => route.fulfill({ contentType: 'text/html', body: '<!doctype html><title>Shop</title><h1>Back at the shop</h1>' }))
   return page
 }
