@@ -1,0 +1,52 @@
+/**
+ * What the face age estimator reports about one still frame. Only numbers leave the estimator: no
+ * pixels, no tensors, no face crops. The decision policy (src/verification/methods/face-policy.ts) turns
+ * these into a verdict.
+ */
+export type FaceObservation = {
+  /** Estimated age in years. */
+  age: number
+  /** Detector confidence, 0..1. */
+  faceScore: number
+  /** The face's bounding box in pixels of the analysed frame. */
+  box: { x: number; y: number; width: number; height: number }
+  /** Sharpness of the face region: variance of the Laplacian of its grey levels (higher is sharper). */
+  sharpness: number
+  /** Anti-spoofing score, 0..1 (1: a real face, not a photo of a photo or a screen), when the model gave one. */
+  real?: number
+  /** Liveness score, 0..1, when the model gave one. */
+  live?: number
+}
+
+export type FrameAnalysis = {
+  width: number
+  height: number
+  faces: FaceObservation[]
+  /** Milliseconds the analysis took inside the estimator. */
+  ms: number
+}
+
+/** The estimator service: loads its models once, analyses frames off the request thread, bounded. */
+export interface AgeEstimator {
+  /** Resolves when the models are loaded and a warm-up frame has run; rejects if they cannot load. */
+  readonly ready: Promise<void>
+  /** Analyses one encoded image (JPEG or PNG bytes). Throws EstimatorBusyError when the queue is full. */
+  analyze(image: Uint8Array): Promise<FrameAnalysis>
+  close(): Promise<void>
+}
+
+/** Every worker is busy and the queue is full: the caller answers "busy, retry" instead of queueing more. */
+export class EstimatorBusyError extends Error {
+  constructor() {
+    super('The age estimator is busy')
+    this.name = 'EstimatorBusyError'
+  }
+}
+
+/** The image could not be decoded (not a JPEG or PNG, or too large). */
+export class ImageDecodeError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'ImageDecodeError'
+  }
+}

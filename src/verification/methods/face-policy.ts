@@ -1,0 +1,82 @@
+import type { FaceObservation, FrameAnalysis } from '../../estimator/types.ts'
+
+/**
+ * The bounds a face check must meet. Defaults are in DEFAULT_FACE_POLICY and explained in
+ * docs/decisions.md; the buffer can be set per deployment (FACE_AGE_BUFFER) and per client.
+ */
+export type FacePolicy = {
+  /** Years the median estimate must exceed the threshold by ("Challenge 25" for 18 is a buffer of 7). */
+  buffer: number
+  minFaceScore: number
+  /** Face box width as a share of the frame's shorter side: a face far from the camera is refused. */
+  minFaceShare: number
+  minSharpness: number
+  /** Anti-spoofing and liveness bounds; a frame whose model gave no score fails (fail closed). */
+  minReal: number
+  minLive: number
+  /** Frames that must pass every per-frame check. */
+  minGoodFrames: number
+}
+
+export const DEFAULT_FACE_POLICY: FacePolicy = {
+  buffer: 7,
+  minFaceScore: 0.6,
+  minFaceShare: 0.15,
+  minSharpness: 20,
+  minReal: 0.5,
+  minLive: 0.5,
+  minGoodFrames: 1,
+}
+
+/** Why a face check failed, from the most basic problem to the decision itself. */
+export type FaceFailure = 'no_face' | 'several_faces' | 'face_too_small' | 'too_blurry' | 'not_live' | 'not_over_threshold'
+
+export type FaceDecision =
+  | { approved: true; medianAge: number; provenAge: number; goodFrames: number }
+  | { approved: false; failure: FaceFailure; medianAge?: number }
+
+/**
+ * Decides a face check from the estimator's numbers: each frame must show exactly one face, large,
+ * sharp, real and live enough; the estimates of the good frames are combined by their median, and the
+ * check passes only when that median is at least `threshold + buffer`. The proven age (what a later
+ * re-verification may rely on) is the median less the buffer.
+ */
+export function decideFaceCheck(frames: FrameAnalysis[], threshold: number, policy: FacePolicy = DEFAULT_FACE_POLICY): FaceDecision {
+  const failures: FaceFailure[] = []
+  const good: FaceObservation[] = []
+  for (const frame of frames) {
+    const faces = frame.faces.filter((face) => face.faceScore >= policy.minFaceScore)
+    const failure = frameFailure(frame, faces, policy)
+    if (failure) failures.push(failure)
+    else good.push(faces[0]!)
+  }
+  if (good.length < Math.max(1, policy.minGoodFrames)) {
+    return { approved: false, failure: mostBasic(failures) ?? 'no_face' }
+  }
+  const medianAge = median(good.map((face) => face.age))
+  if (medianAge < threshold + policy.buffer) return { approved: false, failure: 'not_over_threshold', medianAge }
+  return { approved: true, medianAge, provenAge: Math.floor(medianAge - policy.buffer), goodFrames: good.length }
+}
+
+function frameFailure(frame: FrameAnalysis, faces: FaceObservation[], policy: FacePolicy): FaceFailure | undefined {
+  if (faces.length === 0) return 'no_face'
+  if (faces.length > 1) return 'several_faces'
+  const face = faces[0]!
+  if (face.box.width < policy.minFaceShare * Math.min(frame.width, frame.height)) return 'face_too_small'
+  if (face.sharpness < policy.minSharpness) return 'too_blurry'
+  if ((face.real ?? 0) < policy.minReal || (face.live ?? 0) < policy.minLive) return 'not_live'
+  return undefined
+}
+
+const failureOrder: FaceFailure[] = ['several_faces', 'no_face', 'face_too_small', 'too_blurry', 'not_live']
+
+/** The reason to show when no frame was good: the one that most needs fixing first. */
+function mostBasic(failures: FaceFailure[]): FaceFailure | undefined {
+  return failureOrder.find((failure) => failures.includes(failure))
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
+}

@@ -1,0 +1,78 @@
+import { describe, expect, test } from 'bun:test'
+import type { FaceObservation, FrameAnalysis } from '../../src/estimator/types.ts'
+import { decideFaceCheck, DEFAULT_FACE_POLICY, type FacePolicy } from '../../src/verification/methods/face-policy.ts'
+
+const face = (overrides: Partial<FaceObservation> = {}): FaceObservation => ({
+  age: 30,
+  faceScore: 0.95,
+  box: { x: 100, y: 80, width: 200, height: 240 },
+  sharpness: 150,
+  real: 0.9,
+  live: 0.9,
+  ...overrides,
+})
+const frame = (...faces: FaceObservation[]): FrameAnalysis => ({ width: 640, height: 480, faces, ms: 200 })
+const policy: FacePolicy = { ...DEFAULT_FACE_POLICY, buffer: 7 }
+
+describe('decideFaceCheck', () => {
+  test('approves when the median estimate is at least threshold + buffer, and proves median - buffer', () => {
+    const decision = decideFaceCheck([frame(face({ age: 24 })), frame(face({ age: 27 })), frame(face({ age: 40 }))], 18, policy)
+    expect(decision).toEqual({ approved: true, medianAge: 27, provenAge: 20, goodFrames: 3 })
+  })
+
+  test('exactly at threshold + buffer passes; a year under fails with not_over_threshold', () => {
+    expect(decideFaceCheck([frame(face({ age: 25 }))], 18, policy).approved).toBe(true)
+    expect(decideFaceCheck([frame(face({ age: 24.9 }))], 18, policy)).toEqual({ approved: false, failure: 'not_over_threshold', medianAge: 24.9 })
+  })
+
+  test('an estimate over the threshold but inside the buffer is refused (the model errs by years)', () => {
+    expect(decideFaceCheck([frame(face({ age: 21 }))], 18, policy)).toMatchObject({ approved: false, failure: 'not_over_threshold' })
+  })
+
+  test('the median resists one wild frame', () => {
+    const decision = decideFaceCheck([frame(face({ age: 19 })), frame(face({ age: 20 })), frame(face({ age: 70 }))], 18, policy)
+    expect(decision).toMatchObject({ approved: false, medianAge: 20 })
+  })
+
+  test('an even number of good frames averages the middle two', () => {
+    expect(decideFaceCheck([frame(face({ age: 26 })), frame(face({ age: 30 }))], 18, policy)).toMatchObject({ approved: true, medianAge: 28 })
+  })
+
+  test.each([
+    ['no face', frame(), 'no_face'],
+    ['a face under the detector bound only', frame(face({ faceScore: 0.3 })), 'no_face'],
+    ['two faces', frame(face(), face({ box: { x: 400, y: 80, width: 180, height: 200 } })), 'several_faces'],
+    ['a small face', frame(face({ box: { x: 0, y: 0, width: 60, height: 70 } })), 'face_too_small'],
+    ['a blurred face', frame(face({ sharpness: 5 })), 'too_blurry'],
+    ['a spoof', frame(face({ real: 0.1 })), 'not_live'],
+    ['not live', frame(face({ live: 0.2 })), 'not_live'],
+    ['no anti-spoofing score at all (fail closed)', frame(face({ real: undefined })), 'not_live'],
+    ['no liveness score at all (fail closed)', frame(face({ live: undefined })), 'not_live'],
+  ])('%s fails with %s, whatever the age', (_, bad, failure) => {
+    expect(decideFaceCheck([{ ...bad, faces: bad.faces.map((f) => ({ ...f, age: 60 })) }], 18, policy)).toEqual({ approved: false, failure: failure as never })
+  })
+
+  test('bad frames are dropped and the good ones decide', () => {
+    const decision = decideFaceCheck([frame(), frame(face({ sharpness: 1 })), frame(face({ age: 33 }))], 18, policy)
+    expect(decision).toEqual({ approved: true, medianAge: 33, provenAge: 26, goodFrames: 1 })
+  })
+
+  test('minGoodFrames demands that many good frames', () => {
+    const strict = { ...policy, minGoodFrames: 2 }
+    expect(decideFaceCheck([frame(), frame(face({ age: 40 }))], 18, strict)).toEqual({ approved: false, failure: 'no_face' })
+    expect(decideFaceCheck([frame(face({ age: 40 })), frame(face({ age: 41 }))], 18, strict).approved).toBe(true)
+  })
+
+  test('several faces is reported before a missing face: it is the more basic problem to fix', () => {
+    expect(decideFaceCheck([frame(), frame(face(), face())], 18, policy)).toEqual({ approved: false, failure: 'several_faces' })
+  })
+
+  test('no frames at all is no_face', () => {
+    expect(decideFaceCheck([], 18, policy)).toEqual({ approved: false, failure: 'no_face' })
+  })
+
+  test('the buffer follows the policy: 0 means the bare threshold', () => {
+    expect(decideFaceCheck([frame(face({ age: 18 }))], 18, { ...policy, buffer: 0 })).toMatchObject({ approved: true, provenAge: 18 })
+    expect(decideFaceCheck([frame(face({ age: 30 }))], 21, { ...policy, buffer: 10 })).toMatchObject({ approved: false })
+  })
+})
