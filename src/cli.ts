@@ -23,9 +23,9 @@ Usage: ofage [command] [--json]
   serve                                   run the server (the default)
   migrate                                 apply database migrations
   clients create --name NAME --redirect-uri URI [--redirect-uri URI …]
-                 [--min-age N] [--limit N] [--sandbox]
+                 [--min-age N] [--limit N] [--face-buffer N] [--sandbox]
   clients list | show ID | suspend ID | activate ID | rotate-secret ID
-  clients update ID [--limit N|none] [--min-age N|none]
+  clients update ID [--limit N|none] [--min-age N|none] [--face-buffer N|none]
                     [--add-redirect-uri URI] [--remove-redirect-uri URI]
   audit show TRANSACTION_ID
   usage CLIENT_ID [--period day|month|all] [--start-date D] [--end-date D]
@@ -45,6 +45,7 @@ const options = {
   'remove-redirect-uri': { type: 'string', multiple: true },
   'min-age': { type: 'string' },
   limit: { type: 'string' },
+  'face-buffer': { type: 'string' },
   sandbox: { type: 'boolean' },
   period: { type: 'string' },
   'start-date': { type: 'string' },
@@ -151,6 +152,7 @@ async function clientsCommand(services: Services, sub: string | undefined, id: s
       redirectUris: flags['redirect-uri'] ?? [],
       minAge: readOptionalInt('--min-age', flags['min-age']),
       verificationLimit: readOptionalInt('--limit', flags.limit),
+      faceBuffer: readOptionalInt('--face-buffer', flags['face-buffer']),
       sandbox: flags.sandbox ?? false,
     })
     return withSecret(client, secret)
@@ -180,6 +182,7 @@ async function clientsCommand(services: Services, sub: string | undefined, id: s
         await requireUpdate(services, id, {
           minAge: readOptionalInt('--min-age', flags['min-age'], true),
           verificationLimit: readOptionalInt('--limit', flags.limit, true),
+          faceBuffer: readOptionalInt('--face-buffer', flags['face-buffer'], true),
           addRedirectUris: flags['add-redirect-uri'],
           removeRedirectUris: flags['remove-redirect-uri'],
         }),

@@ -21,6 +21,17 @@ export type Config = {
   signingKeyFile: string | undefined
   /** Whether start-up creates the sandbox demo client and serves `/demo`. */
   demo: boolean
+  face: FaceConfig
+}
+
+/** The face age check (method class `biometric`). */
+export type FaceConfig = {
+  enabled: boolean
+  /** Deployment-wide safety buffer in years; a client's own buffer overrides it. */
+  buffer: number
+  /** Estimator worker threads, and frames that may wait for one before the answer is "busy". */
+  workers: number
+  queue: number
 }
 
 export class ConfigError extends Error {
@@ -51,7 +62,23 @@ export function loadConfig(env: Env = process.env): Config {
     issuerUrl,
     signingKeyFile: nonEmpty(env.SIGNING_KEY_FILE),
     demo: readFlag('OFAGE_DEMO', env.OFAGE_DEMO) ?? database.kind !== 'postgres',
+    face: {
+      enabled: readFlag('FACE_CHECK', env.FACE_CHECK) ?? true,
+      buffer: readInt('FACE_AGE_BUFFER', env.FACE_AGE_BUFFER, { min: 0, max: 30, fallback: 7 }),
+      workers: readInt('FACE_WORKERS', env.FACE_WORKERS, { min: 1, max: 16, fallback: 1 }),
+      queue: readInt('FACE_QUEUE', env.FACE_QUEUE, { min: 0, max: 1000, fallback: 8 }),
+    },
   }
+}
+
+function readInt(variable: string, value: string | undefined, range: { min: number; max: number; fallback: number }): number {
+  const raw = nonEmpty(value)
+  if (raw === undefined) return range.fallback
+  const number = Number(raw)
+  if (!/^\d+$/.test(raw) || number < range.min || number > range.max) {
+    throw new ConfigError(variable, `must be an integer from ${range.min} to ${range.max}, got "${value}"`)
+  }
+  return number
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

@@ -1,5 +1,6 @@
 import type { Config } from './config.ts'
 import type { Database } from './db/client.ts'
+import type { AgeEstimator } from './estimator/types.ts'
 import type { ServerKeys } from './keys/server-keys.ts'
 import type { Clock } from './lib/clock.ts'
 import type { Logger } from './lib/log.ts'
@@ -11,4 +12,6 @@ export type AppDeps = {
   keys: ServerKeys
   clock: Clock
   log: Logger
+  /** The face age estimator, when the face check is on (FACE_CHECK). */
+  estimator?: AgeEstimator
 }

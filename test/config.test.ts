@@ -22,6 +22,7 @@ describe('loadConfig (DESIGN.md "Configuration")', () => {
       issuerUrl: 'http://localhost:3000',
       signingKeyFile: undefined,
       demo: true,
+      face: { enabled: true, buffer: 7, workers: 1, queue: 8 },
     })
   })
 
@@ -57,6 +58,11 @@ describe('loadConfig (DESIGN.md "Configuration")', () => {
     [{ APP_URL: 'https://x.example/?a=1' }, 'APP_URL'],
     [{ ISSUER_URL: 'issuer' }, 'ISSUER_URL'],
     [{ OFAGE_DEMO: 'maybe' }, 'OFAGE_DEMO'],
+    [{ FACE_CHECK: 'perhaps' }, 'FACE_CHECK'],
+    [{ FACE_AGE_BUFFER: '-1' }, 'FACE_AGE_BUFFER'],
+    [{ FACE_AGE_BUFFER: '31' }, 'FACE_AGE_BUFFER'],
+    [{ FACE_WORKERS: '0' }, 'FACE_WORKERS'],
+    [{ FACE_QUEUE: 'many' }, 'FACE_QUEUE'],
   ])('%j stops start-up naming %s', (env, variable) => {
     const error = configError(env)
     expect(error.variable).toBe(variable)

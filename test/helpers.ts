@@ -1,6 +1,7 @@
 import type { SQL } from 'drizzle-orm'
 import postgres from 'postgres'
 import type { Database } from '../src/db/client.ts'
+import type { AgeEstimator } from '../src/estimator/types.ts'
 import { createApp } from '../src/app.tsx'
 import { startServices } from '../src/boot.ts'
 import { loadConfig, type Config } from '../src/config.ts'
@@ -42,18 +43,19 @@ export async function freshDatabaseUrl(): Promise<{ url: string; drop(): Promise
 }
 
 export function testConfig(env: Record<string, string | undefined> = {}): Config {
-  return loadConfig({ PUBLIC_URL, ISSUER_URL: ISSUER, OFAGE_DEMO: '0', ...env })
+  // The face check loads models (seconds, hundreds of MB): only the tests that use it turn it on.
+  return loadConfig({ PUBLIC_URL, ISSUER_URL: ISSUER, OFAGE_DEMO: '0', FACE_CHECK: '0', ...env })
 }
 
 export type TestContext = Awaited<ReturnType<typeof createTestContext>>
 
 /** An app on a fresh, migrated database with a frozen clock; requests go through `app.handle`. */
-export async function createTestContext(options: { env?: Record<string, string>; log?: Logger } = {}) {
+export async function createTestContext(options: { env?: Record<string, string>; log?: Logger; estimator?: AgeEstimator } = {}) {
   const database = await freshDatabaseUrl()
   const clock = fixedClock('2026-11-22T12:00:00.000Z')
   const config = testConfig({ DATABASE_URL: database.url, ...options.env })
   const services = await startServices(config, { clock, log: options.log ?? silentLogger })
-  const { deps } = services
+  const deps = { ...services.deps, ...(options.estimator && { estimator: options.estimator }) }
   const app = createApp(deps)
 
   const context = {

@@ -22,6 +22,8 @@ export function describeAuditLog(row: AuditLog) {
     method_class: row.methodClass,
     verification_level: row.verificationLevel,
     age_over: row.ageOver,
+    method: row.method,
+    age_buffer: row.ageBuffer,
     created_at: row.createdAt.toISOString(),
     revoked_at: row.revokedAt?.toISOString() ?? null,
   }

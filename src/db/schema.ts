@@ -37,9 +37,12 @@ export const clients = pgTable(
     /** Approved verifications per UTC calendar month; null is unlimited. */
     verificationLimit: integer('verification_limit'),
     sandbox: boolean('sandbox').notNull().default(false),
+    /** Safety buffer in years for the face check; null uses the deployment's FACE_AGE_BUFFER. */
+    faceBuffer: integer('face_buffer'),
     createdAt: instant('created_at').notNull(),
   },
   (t) => [
+    check('clients_face_buffer_range', sql`${t.faceBuffer} is null or ${t.faceBuffer} between 0 and 30`),
     check('clients_min_age_range', sql`${t.minAge} is null or ${t.minAge} between 1 and 99`),
     check('clients_limit_non_negative', sql`${t.verificationLimit} is null or ${t.verificationLimit} >= 0`),
   ],
@@ -60,6 +63,9 @@ export const auditLogs = pgTable(
     methodClass: text('method_class', { enum: methodClasses }).notNull(),
     verificationLevel: text('verification_level', { enum: verificationLevels }).notNull(),
     ageOver: integer('age_over').notNull(),
+    /** Which method approved it (`sandbox`, `face`, `age_pass`, …), and the face check's buffer if any. */
+    method: text('method'),
+    ageBuffer: integer('age_buffer'),
     createdAt: instant('created_at').notNull(),
     /** Set when the code for this verification was replayed (RFC 6749 §4.1.2): its tokens stop validating. */
     revokedAt: instant('revoked_at'),

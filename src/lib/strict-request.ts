@@ -4,7 +4,16 @@ import { OAuthError } from '../errors.ts'
 /** Request bodies of the API are a few hundred bytes; anything far larger is refused unread. */
 export const MAX_BODY_BYTES = 16 * 1024
 
-type BodyType = 'json' | 'form'
+/** Bound for multipart bodies: a few camera frames. */
+export const MAX_MULTIPART_BYTES = 24 * 1024 * 1024
+
+type BodyType = 'json' | 'form' | 'multipart'
+
+const mimeTypes: Record<BodyType, string> = {
+  json: 'application/json',
+  form: 'application/x-www-form-urlencoded',
+  multipart: 'multipart/form-data',
+}
 
 /**
  * Reads a request body as a flat object, strictly: only the allowed content types, a size bound,
@@ -13,16 +22,14 @@ type BodyType = 'json' | 'form'
  */
 export async function readStrictBody(request: Request, allowed: BodyType[]): Promise<Record<string, unknown>> {
   const mime = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase()
-  const type: BodyType | undefined =
-    mime === 'application/json' ? 'json' : mime === 'application/x-www-form-urlencoded' ? 'form' : undefined
-  if (!type || !allowed.includes(type)) {
-    const expected = allowed.map((t) => (t === 'json' ? 'application/json' : 'application/x-www-form-urlencoded')).join(' or ')
-    throw new OAuthError('invalid_request', `Content-Type must be ${expected}`)
-  }
+  const type = allowed.find((candidate) => mimeTypes[candidate] === mime)
+  if (!type) throw new OAuthError('invalid_request', `Content-Type must be ${allowed.map((t) => mimeTypes[t]).join(' or ')}`)
+  const limit = type === 'multipart' ? MAX_MULTIPART_BYTES : MAX_BODY_BYTES
   const declared = Number(request.headers.get('content-length') ?? 0)
-  if (declared > MAX_BODY_BYTES) throw tooLarge()
+  if (declared > limit) throw tooLarge(limit)
+  if (type === 'multipart') return parseMultipart(request)
   const text = await request.text()
-  if (text.length > MAX_BODY_BYTES) throw tooLarge()
+  if (text.length > limit) throw tooLarge(limit)
   return type === 'json' ? parseJsonObject(text) : parseForm(text)
 }
 
@@ -55,12 +62,35 @@ function parseForm(text: string): Record<string, unknown> {
   return body
 }
 
+/** Text fields become strings (each at most once); files are gathered in an array under their name. */
+async function parseMultipart(request: Request): Promise<Record<string, unknown>> {
+  let form: FormData
+  try {
+    form = await request.formData()
+  } catch {
+    throw new OAuthError('invalid_request', 'The request body is not valid multipart/form-data')
+  }
+  const body: Record<string, string | File[]> = {}
+  for (const [name, value] of form) {
+    const existing = body[name]
+    if (typeof value === 'string') {
+      if (existing !== undefined) throw duplicate(name)
+      body[name] = value
+    } else if (existing === undefined || Array.isArray(existing)) {
+      body[name] = [...(existing ?? []), value]
+    } else {
+      throw duplicate(name)
+    }
+  }
+  return body
+}
+
 function duplicate(name: string): OAuthError {
   return new OAuthError('invalid_request', `The parameter "${name}" is given more than once`)
 }
 
-function tooLarge(): OAuthError {
-  return new OAuthError('invalid_request', `The request body is larger than ${MAX_BODY_BYTES} bytes`)
+function tooLarge(limit: number): OAuthError {
+  return new OAuthError('invalid_request', `The request body is larger than ${limit} bytes`)
 }
 
 /**

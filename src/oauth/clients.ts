@@ -15,6 +15,7 @@ export type NewClient = {
   redirectUris: string[]
   minAge?: number | null
   verificationLimit?: number | null
+  faceBuffer?: number | null
   sandbox?: boolean
   /** Only for importing a client from elsewhere; normally a fresh 256-bit secret is generated. */
   secret?: string
@@ -30,6 +31,7 @@ export function describeClient(client: Client) {
     redirect_uris: client.redirectUris,
     min_age: client.minAge,
     verification_limit: client.verificationLimit,
+    face_buffer: client.faceBuffer,
     sandbox: client.sandbox,
     status: client.status,
     created_at: client.createdAt.toISOString(),
@@ -44,6 +46,7 @@ export async function createClient(deps: ClientDeps, input: NewClient): Promise<
   input.redirectUris.forEach(checkRedirectUri)
   checkMinAge(input.minAge)
   checkLimit(input.verificationLimit)
+  checkFaceBuffer(input.faceBuffer)
   const secret = input.secret ?? randomToken(32)
   const [client] = await deps.db
     .insert(clients)
@@ -54,6 +57,7 @@ export async function createClient(deps: ClientDeps, input: NewClient): Promise<
       redirectUris: [...new Set(input.redirectUris)],
       minAge: input.minAge ?? null,
       verificationLimit: input.verificationLimit ?? null,
+      faceBuffer: input.faceBuffer ?? null,
       sandbox: input.sandbox ?? false,
       createdAt: deps.clock.now(),
     })
@@ -74,6 +78,7 @@ export type ClientChanges = {
   status?: ClientStatus
   minAge?: number | null
   verificationLimit?: number | null
+  faceBuffer?: number | null
   addRedirectUris?: string[]
   removeRedirectUris?: string[]
 }
@@ -85,6 +90,7 @@ export async function updateClient(db: Database, clientId: string, changes: Clie
   changes.addRedirectUris?.forEach(checkRedirectUri)
   checkMinAge(changes.minAge)
   checkLimit(changes.verificationLimit)
+  checkFaceBuffer(changes.faceBuffer)
   const removed = new Set(changes.removeRedirectUris ?? [])
   const redirectUris = [...new Set([...client.redirectUris, ...(changes.addRedirectUris ?? [])])].filter((u) => !removed.has(u))
   if (redirectUris.length === 0) throw new OAuthError('invalid_request', 'a client must keep at least one redirect URI')
@@ -95,6 +101,7 @@ export async function updateClient(db: Database, clientId: string, changes: Clie
       ...(changes.status !== undefined && { status: changes.status }),
       ...(changes.minAge !== undefined && { minAge: changes.minAge }),
       ...(changes.verificationLimit !== undefined && { verificationLimit: changes.verificationLimit }),
+      ...(changes.faceBuffer !== undefined && { faceBuffer: changes.faceBuffer }),
     })
     .where(eq(clients.id, clientId))
     .returning()
@@ -175,5 +182,11 @@ function checkMinAge(minAge: number | null | undefined): void {
 function checkLimit(limit: number | null | undefined): void {
   if (limit != null && !(Number.isInteger(limit) && limit >= 0)) {
     throw new OAuthError('invalid_request', 'verification_limit must be a whole number of verifications, or none')
+  }
+}
+
+function checkFaceBuffer(buffer: number | null | undefined): void {
+  if (buffer != null && !(Number.isInteger(buffer) && buffer >= 0 && buffer <= 30)) {
+    throw new OAuthError('invalid_request', 'face_buffer must be a whole number of years from 0 to 30, or none')
   }
 }

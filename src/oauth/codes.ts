@@ -25,6 +25,9 @@ export type ApprovedCheck = {
   reverification?: boolean
   /** A stable, opaque key for the person (from their age pass); absent, the subject is fresh. */
   personKey?: string
+  /** For the audit row: the method that approved (`sandbox`, `face`, `age_pass`) and its buffer, if any. */
+  method?: string
+  ageBuffer?: number | null
 }
 
 export type IssuedCode = { code: string; transactionId: string; expiresAt: Date }
@@ -63,6 +66,8 @@ export async function issueCode(deps: CodeDeps, check: ApprovedCheck): Promise<I
       methodClass: check.methodClass,
       verificationLevel: reverification ? 're_verification' : 'first_verification',
       ageOver: check.ageOver,
+      method: check.method ?? null,
+      ageBuffer: check.ageBuffer ?? null,
       createdAt: now,
     })
     await countVerification(tx, { clientId: client.id, at: now, methodClass: check.methodClass, reverification })

@@ -1,5 +1,6 @@
 /**
- * Headers on every HTML page. The CSP allows our own stylesheet and nothing else to load. Forms may post
+ * Headers on every HTML page. The CSP allows our own stylesheet and script files and nothing else to load
+ * (no inline script at all); the camera may be used by our own pages only (the face check). Forms may post
  * only to us, plus the origin we then redirect to: browsers apply `form-action` to the redirect after a
  * form post, so without it the 303 back to the client would be blocked. No page may be framed, and no page
  * sends a Referer, so a code in a URL cannot leak.
@@ -11,6 +12,7 @@ export function pageHeaders(options: { formTargets?: string[] } = {}): Record<st
     'content-security-policy': [
       "default-src 'none'",
       "style-src 'self'",
+      "script-src 'self'",
       "img-src 'self'",
       `form-action ${formAction}`,
       "frame-ancestors 'none'",
@@ -20,7 +22,7 @@ export function pageHeaders(options: { formTargets?: string[] } = {}): Record<st
     'x-frame-options': 'DENY',
     'x-content-type-options': 'nosniff',
     'cross-origin-opener-policy': 'same-origin',
-    'permissions-policy': 'camera=(), microphone=(), geolocation=()',
+    'permissions-policy': 'camera=(self), microphone=(), geolocation=()',
     // Pages carry CSRF tokens and per-visitor state.
     'cache-control': 'no-store',
   }

@@ -1,4 +1,23 @@
 import type { ErrorCode } from '../errors.ts'
+import type { FaceFailure } from '../verification/methods/face-policy.ts'
+
+/** The face check's words: the page's script reads the short ones from a data attribute. */
+export type FaceMessages = {
+  title: string
+  intro: string
+  privacy: string
+  startCamera: string
+  preview: string
+  capture: string
+  upload: string
+  starting: string
+  ready: string
+  checking: string
+  cameraUnavailable: string
+  busy: string
+  unreadable: string
+  failures: Record<FaceFailure, (age: number) => string>
+}
 
 /** Everything the visitor reads, per language. Functions take values that callers escape when rendering. */
 export type Messages = {
@@ -31,6 +50,7 @@ export type Messages = {
   closeHint: string
   errors: Record<ErrorCode, string>
   languageSwitch: string
+  face: FaceMessages
 }
 
 const en: Messages = {
@@ -63,6 +83,29 @@ const en: Messages = {
   errorCode: 'Error code',
   closeHint: 'You can close this page and go back to the site that sent you.',
   languageSwitch: 'Language',
+  face: {
+    title: 'Check with your face',
+    intro: 'Look into your camera in good light. Our server estimates your age from a few pictures; you need to look clearly older than the age asked for.',
+    privacy: 'The pictures go only to this service, are used for the estimate and are deleted at once. They are never stored, shown to the site or shared.',
+    startCamera: 'Start camera',
+    preview: 'Camera preview',
+    capture: 'Check my age',
+    upload: 'Take a selfie',
+    starting: 'Starting the camera…',
+    ready: 'Look into the camera, then press “Check my age”.',
+    checking: 'Checking your age… this takes a few seconds.',
+    cameraUnavailable: 'The camera could not be started. You can take a selfie instead.',
+    busy: 'The age check is busy right now. Please try again in a moment.',
+    unreadable: 'The picture could not be read. Please take it again.',
+    failures: {
+      no_face: () => 'We could not see a face. Face the camera in good light and try again.',
+      several_faces: () => 'We saw more than one face. Make sure only you are in the picture.',
+      face_too_small: () => 'Your face is too far away. Move closer to the camera.',
+      too_blurry: () => 'The picture is blurred. Hold still in good light.',
+      not_live: () => 'We could not confirm that this is a live picture of a person. Do not use a photo or a screen.',
+      not_over_threshold: (age) => `We could not confirm from your face that you are ${age} or older. You can try another way, if the site offers one.`,
+    },
+  },
   errors: {
     invalid_request: 'The link to this page is incomplete or not valid.',
     invalid_client: 'The site that sent you here is not registered with this age check service.',
@@ -112,6 +155,29 @@ const de: Messages = {
   errorCode: 'Fehlercode',
   closeHint: 'Sie können diese Seite schließen und zur Website zurückkehren, die Sie hierher geschickt hat.',
   languageSwitch: 'Sprache',
+  face: {
+    title: 'Mit Ihrem Gesicht prüfen',
+    intro: 'Schauen Sie bei gutem Licht in Ihre Kamera. Unser Server schätzt Ihr Alter anhand einiger Bilder; Sie müssen deutlich älter aussehen als das abgefragte Alter.',
+    privacy: 'Die Bilder gehen nur an diesen Dienst, werden für die Schätzung verwendet und sofort gelöscht. Sie werden nie gespeichert, der Website gezeigt oder weitergegeben.',
+    startCamera: 'Kamera starten',
+    preview: 'Kameravorschau',
+    capture: 'Mein Alter prüfen',
+    upload: 'Selfie aufnehmen',
+    starting: 'Die Kamera wird gestartet…',
+    ready: 'Schauen Sie in die Kamera und drücken Sie dann „Mein Alter prüfen“.',
+    checking: 'Ihr Alter wird geprüft… das dauert einige Sekunden.',
+    cameraUnavailable: 'Die Kamera konnte nicht gestartet werden. Sie können stattdessen ein Selfie aufnehmen.',
+    busy: 'Die Altersprüfung ist gerade ausgelastet. Bitte versuchen Sie es gleich noch einmal.',
+    unreadable: 'Das Bild konnte nicht gelesen werden. Bitte nehmen Sie es erneut auf.',
+    failures: {
+      no_face: () => 'Wir konnten kein Gesicht erkennen. Schauen Sie bei gutem Licht in die Kamera und versuchen Sie es erneut.',
+      several_faces: () => 'Wir haben mehr als ein Gesicht gesehen. Achten Sie darauf, dass nur Sie im Bild sind.',
+      face_too_small: () => 'Ihr Gesicht ist zu weit entfernt. Gehen Sie näher an die Kamera.',
+      too_blurry: () => 'Das Bild ist unscharf. Halten Sie bei gutem Licht still.',
+      not_live: () => 'Wir konnten nicht bestätigen, dass dies ein Live-Bild einer Person ist. Verwenden Sie kein Foto und keinen Bildschirm.',
+      not_over_threshold: (age) => `Wir konnten anhand Ihres Gesichts nicht bestätigen, dass Sie mindestens ${age} Jahre alt sind. Sie können einen anderen Weg versuchen, falls die Website einen anbietet.`,
+    },
+  },
   errors: {
     invalid_request: 'Der Link zu dieser Seite ist unvollständig oder ungültig.',
     invalid_client: 'Die Website, die Sie hierher geschickt hat, ist bei diesem Dienst nicht registriert.',

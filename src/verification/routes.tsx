@@ -14,7 +14,9 @@ import { languages, pickLanguage, type Language } from '../pages/i18n.ts'
 import { VerifyPage } from '../pages/verify-page.tsx'
 import { AGE_PASS_COOKIE, AGE_PASS_LIFETIME_MS, createAgePass, passCovers, readAgePass, revokeAgePass, type AgePass } from './age-pass.ts'
 import { callbackUrl, checkAuthorizationRequest } from './authorize.ts'
-import { methodsFor } from './methods/index.ts'
+import { EstimatorBusyError } from '../estimator/types.ts'
+import { createMethods, methodsFor } from './methods/index.ts'
+import type { Verdict } from './methods/method.ts'
 import {
   checkCsrfToken,
   claimSession,
@@ -28,7 +30,12 @@ import {
 } from './sessions.ts'
 
 const BROWSER_COOKIE = 'ofage_browser'
-const stylesheet = fileURLToPath(new URL('../../public/ofage.css', import.meta.url))
+/** The files under public/ that pages load; nothing else there is served. */
+const assets: Record<string, string> = {
+  'ofage.css': 'text/css; charset=utf-8',
+  'face-capture.js': 'text/javascript; charset=utf-8',
+}
+const publicDir = fileURLToPath(new URL('../../public/', import.meta.url))
 
 const AuthorizationQuery = t.Object({
   client_id: t.String({ minLength: 1, maxLength: 256 }),
@@ -40,7 +47,13 @@ const AuthorizationQuery = t.Object({
 })
 const LangQuery = t.Object({ lang: t.Optional(t.String({ maxLength: 8 })) })
 const FormBody = t.Object({ csrf: t.String({ maxLength: 128 }) }, { additionalProperties: t.String({ maxLength: 1024 }) })
+/** A method's form: text fields, and for the face check, files (gathered in arrays by the parser). */
+const MethodBody = t.Object(
+  { csrf: t.String({ maxLength: 128 }) },
+  { additionalProperties: t.Union([t.String({ maxLength: 1024 }), t.Array(t.Unknown(), { maxItems: 16 })]) },
+)
 const readForm = ({ request }: { request: Request }) => readStrictBody(request, ['form'])
+const readMethodForm = ({ request }: { request: Request }) => readStrictBody(request, ['form', 'multipart'])
 
 type Cookies = Record<string, Cookie<unknown>>
 type Page = { session: VerificationSession; client: Client; lang: Language; cookie: Cookies }
@@ -51,6 +64,7 @@ type Page = { session: VerificationSession; client: Client; lang: Language; cook
  * visitor could edit in the page decides the client, redirect URI, state or threshold.
  */
 export function pageRoutes(deps: AppDeps) {
+  const methods = createMethods(deps)
   const appOrigin = new URL(deps.config.appUrl).origin
   const cookieOptions = {
     httpOnly: true,
@@ -97,7 +111,7 @@ export function pageRoutes(deps: AppDeps) {
         ageRequired={session.ageRequired}
         sessionPath={`/s/${session.id}`}
         csrfToken={session.csrfToken}
-        methods={methodsFor(client)}
+        methods={methodsFor(methods, client)}
         passAge={passCovers(pass, client, session.ageRequired) ? pass.ageOver : undefined}
         alert={locked ? t.tooManyAttempts(client.name) : extra.alert}
         notice={extra.notice}
@@ -113,7 +127,7 @@ export function pageRoutes(deps: AppDeps) {
   async function complete(
     page: Page,
     set: { headers: Record<string, unknown>; status?: unknown },
-    approval: { methodClass: MethodClass; provenAge: number; reverifiedWith?: AgePass },
+    approval: { method: string; methodClass: MethodClass; provenAge: number; ageBuffer?: number; reverifiedWith?: AgePass },
   ) {
     const { session, client, cookie } = page
     if (!(await claimSession(deps, session))) throw new OAuthError('session_expired', 'The verification session was already completed')
@@ -138,6 +152,8 @@ export function pageRoutes(deps: AppDeps) {
         methodClass: approval.methodClass,
         reverification: approval.reverifiedWith !== undefined,
         personKey,
+        method: approval.method,
+        ageBuffer: approval.ageBuffer,
       })
       Object.assign(set.headers, pageHeaders({ formTargets: [session.redirectUri] }), { location: callbackUrl(session.redirectUri, code, session.state) })
       set.status = 303
@@ -150,9 +166,16 @@ export function pageRoutes(deps: AppDeps) {
 
   return new Elysia({ name: 'page-routes' })
     .use(html({ autoDoctype: true }))
-    .get('/assets/ofage.css', () => new Response(Bun.file(stylesheet), { headers: { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'public, max-age=3600' } }), {
-      detail: { hide: true },
-    })
+    .get(
+      '/assets/:file',
+      ({ params }) => {
+        const type = assets[params.file]
+        if (!type) throw new OAuthError('not_found', 'No such asset')
+        const headers = { 'content-type': type, 'cache-control': 'public, max-age=3600', 'x-content-type-options': 'nosniff' }
+        return new Response(Bun.file(`${publicDir}${params.file}`), { headers })
+      },
+      { detail: { hide: true } },
+    )
     .get(
       '/',
       async ({ query, request, cookie, set }) => {
@@ -177,22 +200,43 @@ export function pageRoutes(deps: AppDeps) {
       async ({ params, query, body, request, cookie, set }) => {
         const page = await openForm(params.id, cookie, request, query.lang, body.csrf)
         const t = languages[page.lang]
-        const method = methodsFor(page.client).find((m) => m.id === params.method)
+        const method = methodsFor(methods, page.client).find((m) => m.id === params.method)
         if (!method) throw new OAuthError('not_found', 'No such verification method for this client')
         if (page.session.failedAttempts >= MAX_FAILED_ATTEMPTS) return render(page, set)
-        const { csrf: _csrf, ...evidence } = body as Record<string, string>
-        if (!Value.Check(method.evidence, evidence)) {
+        const fields: Record<string, string> = {}
+        const files: File[] = []
+        for (const [name, value] of Object.entries(body)) {
+          if (typeof value === 'string') {
+            if (name !== 'csrf') fields[name] = value
+          } else if (Array.isArray(value)) {
+            files.push(...(value as unknown[]).filter((item): item is File => item instanceof File))
+          }
+        }
+        if (!Value.Check(method.evidence, fields)) {
           set.status = 400
           return render(page, set, { alert: t.invalidEvidence })
         }
-        const verdict = await method.check(evidence, { ageRequired: page.session.ageRequired })
-        if (verdict.approved) return complete(page, set, verdict)
+        let verdict: Verdict
+        try {
+          verdict = await method.check({ fields, files, ageRequired: page.session.ageRequired, client: page.client })
+        } catch (cause) {
+          if (!(cause instanceof EstimatorBusyError)) throw cause
+          // Busy is not the visitor's failure: no attempt counted, and a hint when to come back.
+          set.status = 503
+          set.headers['retry-after'] = '5'
+          return render(page, set, { alert: t.face.busy })
+        }
+        if (verdict.approved) return complete(page, set, { ...verdict, method: method.id })
+        if (verdict.countsAsAttempt === false) {
+          set.status = 400
+          return render(page, set, { alert: verdict.reason(t) })
+        }
         const failed = await recordFailedAttempt(deps.db, page.session)
         const left = MAX_FAILED_ATTEMPTS - failed
         const session = { ...page.session, failedAttempts: failed }
         return render({ ...page, session }, set, { alert: `${verdict.reason(t)} ${left > 0 ? `${t.tryAgain} ${t.attemptsLeft(left)}` : ''}`.trim() })
       },
-      { parse: [readForm, 'urlencoded'], body: FormBody, query: LangQuery, detail: { hide: true } },
+      { parse: [readMethodForm, 'urlencoded', 'formdata'], body: MethodBody, query: LangQuery, detail: { hide: true } },
     )
     .post(
       '/s/:id/continue',
@@ -200,7 +244,7 @@ export function pageRoutes(deps: AppDeps) {
         const page = await openForm(params.id, cookie, request, query.lang, body.csrf)
         const pass = await readAgePass(deps, stringCookie(cookie[AGE_PASS_COOKIE]))
         if (!passCovers(pass, page.client, page.session.ageRequired)) return render(page, set, { pass: null })
-        return complete(page, set, { methodClass: pass.methodClass, provenAge: pass.ageOver, reverifiedWith: pass })
+        return complete(page, set, { method: 'age_pass', methodClass: pass.methodClass, provenAge: pass.ageOver, reverifiedWith: pass })
       },
       { parse: [readForm, 'urlencoded'], body: FormBody, query: LangQuery, detail: { hide: true } },
     )

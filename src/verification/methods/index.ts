@@ -1,10 +1,17 @@
+import type { AppDeps } from '../../deps.ts'
 import type { Client } from '../../oauth/clients.ts'
+import { createFaceMethod } from './face.tsx'
 import type { VerificationMethod } from './method.ts'
 import { sandboxMethod } from './sandbox.tsx'
 
-/** Every method the page knows, in the order it offers them. */
-export const allMethods: VerificationMethod[] = [sandboxMethod]
+/** Every method this deployment offers, in page order. The face check needs a running estimator. */
+export function createMethods(deps: Pick<AppDeps, 'config' | 'estimator'>): VerificationMethod[] {
+  return [
+    sandboxMethod,
+    ...(deps.estimator ? [createFaceMethod({ estimator: deps.estimator, defaultBuffer: deps.config.face.buffer })] : []),
+  ]
+}
 
-export function methodsFor(client: Client): VerificationMethod[] {
-  return allMethods.filter((method) => method.availableFor(client))
+export function methodsFor(methods: VerificationMethod[], client: Client): VerificationMethod[] {
+  return methods.filter((method) => method.availableFor(client))
 }

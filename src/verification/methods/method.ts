@@ -5,20 +5,30 @@ import type { Messages } from '../../pages/i18n.ts'
 
 /** The outcome of one check. A failure says why, in the visitor's language. */
 export type Verdict =
-  | { approved: true; methodClass: MethodClass; provenAge: number }
-  | { approved: false; reason: (t: Messages) => string }
+  | { approved: true; methodClass: MethodClass; provenAge: number; ageBuffer?: number }
+  | {
+      approved: false
+      reason: (t: Messages) => string
+      /** False for a problem with the submission itself (an unreadable picture): not a failed check. */
+      countsAsAttempt?: boolean
+    }
 
 /** What a method's form needs from the page around it. */
 export type MethodView = { t: Messages; action: string; csrfToken: string; ageRequired: number }
 
+/** What a method receives: the form's text fields (checked against `evidence`), its files, the request. */
+export type MethodInput = { fields: Record<string, string>; files: File[]; ageRequired: number; client: Client }
+
 /**
- * A way to prove age, plugged into the hosted page: which clients may use it, the form it renders,
- * the evidence it accepts (checked against `evidence` before `check` runs) and the verdict.
+ * A way to prove age, plugged into the hosted page: which clients may use it, the form it renders and
+ * how that form is sent, the text fields it accepts (checked against `evidence` before `check` runs),
+ * and the verdict.
  */
 export type VerificationMethod = {
   id: string
+  body: 'form' | 'multipart'
   availableFor(client: Client): boolean
   evidence: TObject
   render(view: MethodView): JSX.Element
-  check(evidence: Record<string, string>, context: { ageRequired: number }): Promise<Verdict>
+  check(input: MethodInput): Promise<Verdict>
 }

@@ -8,6 +8,7 @@ import type { VerificationMethod } from './method.ts'
  */
 export const sandboxMethod: VerificationMethod = {
   id: 'sandbox',
+  body: 'form',
   availableFor: (client) => client.sandbox,
   evidence: Type.Object({
     age: Type.String({ pattern: '^\\d{1,3}$' }),
@@ -39,9 +40,9 @@ export const sandboxMethod: VerificationMethod = {
       </button>
     </form>
   ),
-  async check(evidence, { ageRequired }) {
-    const age = Number(evidence.age)
+  async check({ fields, ageRequired }) {
+    const age = Number(fields.age)
     if (age < ageRequired) return { approved: false, reason: (t) => t.failedBelowAge(ageRequired) }
-    return { approved: true, methodClass: evidence.method_class as MethodClass, provenAge: age }
+    return { approved: true, methodClass: fields.method_class as MethodClass, provenAge: age }
   },
 }
