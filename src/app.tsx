@@ -7,6 +7,9 @@ import { demoRoutes } from './demo/routes.tsx'
 import { keyRoutes } from './keys/routes.ts'
 import { describeError, type Logger } from './lib/log.ts'
 import { oauthRoutes } from './oauth/routes.ts'
+import { instrument } from './ops/instrument.ts'
+import type { Metrics } from './ops/metrics.ts'
+import { opsRoutes } from './ops/routes.ts'
 import { ErrorPage } from './pages/error-page.tsx'
 import { htmlDocument, pageHeaders } from './pages/headers.ts'
 import { pickLanguage } from './pages/i18n.ts'
@@ -35,7 +38,8 @@ export function createApp(deps: AppDeps) {
         },
       }),
     )
-    .onError(({ code, error, request }) => errorResponse(code, error, request, deps.log))
+    .onError(({ code, error, request }) => errorResponse(code, error, request, deps.log, deps.metrics))
+    .use(opsRoutes(deps, deps.metrics))
     .use(keyRoutes(deps))
     .use(oauthRoutes(deps))
     .use(usageRoutes(deps))
@@ -47,13 +51,21 @@ export function createApp(deps: AppDeps) {
 
 export type App = ReturnType<typeof createApp>
 
+/** The server's request handler: the app, with a request id, a log line and metrics per request. */
+export function createHandler(deps: AppDeps, app: App = createApp(deps)): (request: Request) => Promise<Response> {
+  return instrument((request) => app.handle(request), deps.log, deps.metrics)
+}
+
 /**
  * Every failure becomes the spec's JSON body with its status under /api, and an error page with the same
  * code and status elsewhere; a 500 never says why (the log does).
  */
-function errorResponse(code: string | number, error: unknown, request: Request, log: Logger): Response {
+function errorResponse(code: string | number, error: unknown, request: Request, log: Logger, metrics: Metrics): Response {
   const mapped = mapError(code, error)
-  if (mapped.code === 'server_error') log.error('request_failed', { code, ...describeError(error) })
+  if (mapped.code === 'server_error') log.error('request_failed', { code, request_id: request.headers.get('x-request-id'), ...describeError(error) })
+  if (mapped.code === 'expired_code') metrics.codes.inc({ event: 'expired' })
+  if (mapped.code === 'code_already_used') metrics.codes.inc({ event: 'replayed' })
+  if (mapped.code === 'payment_required') metrics.planLimitRefusals.inc()
   if (!new URL(request.url).pathname.startsWith('/api/')) {
     const lang = pickLanguage(request.headers.get('accept-language'), new URL(request.url).searchParams.get('lang'))
     const page = htmlDocument(ErrorPage({ lang, code: mapped.code }) as string)

@@ -6,6 +6,7 @@ import type { AppDeps } from './deps.ts'
 import { loadServerKeys } from './keys/server-keys.ts'
 import { systemClock, type Clock } from './lib/clock.ts'
 import { jsonLogger, type Logger } from './lib/log.ts'
+import { createMetrics } from './ops/metrics.ts'
 
 export type Services = { deps: AppDeps; close(): Promise<void> }
 
@@ -22,7 +23,7 @@ export async function startServices(
   try {
     await migrateDatabase(open)
     const keys = await loadServerKeys(open.db, config.signingKeyFile, clock.now())
-    const deps: AppDeps = { config, db: open.db, keys, clock, log: options.log ?? jsonLogger() }
+    const deps: AppDeps = { config, db: open.db, keys, clock, log: options.log ?? jsonLogger(), metrics: createMetrics() }
     if (config.demo) await ensureDemoClient(deps)
     return { deps, close: open.close }
   } catch (cause) {

@@ -22,6 +22,8 @@ export type Config = {
   /** Whether start-up creates the sandbox demo client and serves `/demo`. */
   demo: boolean
   face: FaceConfig
+  /** When set, GET /metrics requires `Authorization: Bearer <token>`. */
+  metricsToken: string | undefined
 }
 
 /** The face age check (method class `biometric`). */
@@ -68,6 +70,7 @@ export function loadConfig(env: Env = process.env): Config {
       workers: readInt('FACE_WORKERS', env.FACE_WORKERS, { min: 1, max: 16, fallback: 1 }),
       queue: readInt('FACE_QUEUE', env.FACE_QUEUE, { min: 0, max: 1000, fallback: 8 }),
     },
+    metricsToken: nonEmpty(env.METRICS_TOKEN),
   }
 }
 

@@ -1,7 +1,8 @@
-import { createApp } from './app.tsx'
+import { createHandler } from './app.tsx'
 import { startServices } from './boot.ts'
 import type { Config } from './config.ts'
 import type { AppDeps } from './deps.ts'
+import { MAX_MULTIPART_BYTES } from './lib/strict-request.ts'
 import { pruneExpiredCodes } from './oauth/codes.ts'
 import { pruneExpiredPasses } from './verification/age-pass.ts'
 import { pruneExpiredSessions } from './verification/sessions.ts'
@@ -22,7 +23,12 @@ export async function pruneExpired(deps: AppDeps): Promise<void> {
 export async function runServer(config: Config): Promise<void> {
   const services = await startServices(config)
   const { deps } = services
-  const app = createApp(deps).listen({ port: config.port, maxRequestBodySize: 1024 * 1024 })
+  const server = Bun.serve({
+    port: config.port,
+    fetch: createHandler(deps),
+    // Form posts with camera frames are the largest bodies (MAX_MULTIPART_BYTES); JSON routes bound their own.
+    maxRequestBodySize: MAX_MULTIPART_BYTES + 64 * 1024,
+  })
   deps.log.info('listening', {
     port: config.port,
     public_url: config.publicUrl,
@@ -42,7 +48,8 @@ export async function runServer(config: Config): Promise<void> {
     stopping = true
     deps.log.info('shutting_down', { signal })
     clearInterval(prune)
-    await app.stop()
+    // Stop accepting, let in-flight requests finish, then close the pool (and the estimator's workers).
+    await server.stop()
     await services.close()
     process.exit(0)
   }

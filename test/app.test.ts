@@ -121,6 +121,9 @@ describe('GET /api/openapi.json', () => {
         '/api/oauth/validate',
         '/api/verify/public-key',
         '/api/verify/token/{access_token}',
+        '/healthz',
+        '/metrics',
+        '/readyz',
       ].sort(),
     )
     const token = document.paths['/api/oauth/token'].post

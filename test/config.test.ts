@@ -23,6 +23,7 @@ describe('loadConfig (DESIGN.md "Configuration")', () => {
       signingKeyFile: undefined,
       demo: true,
       face: { enabled: true, buffer: 7, workers: 1, queue: 8 },
+      metricsToken: undefined,
     })
   })
 

@@ -2,7 +2,7 @@ import type { SQL } from 'drizzle-orm'
 import postgres from 'postgres'
 import type { Database } from '../src/db/client.ts'
 import type { AgeEstimator } from '../src/estimator/types.ts'
-import { createApp } from '../src/app.tsx'
+import { createApp, createHandler } from '../src/app.tsx'
 import { startServices } from '../src/boot.ts'
 import { loadConfig, type Config } from '../src/config.ts'
 import type { MethodClass } from '../src/db/schema.ts'
@@ -57,14 +57,17 @@ export async function createTestContext(options: { env?: Record<string, string>;
   const services = await startServices(config, { clock, log: options.log ?? silentLogger })
   const deps = { ...services.deps, ...(options.estimator && { estimator: options.estimator }) }
   const app = createApp(deps)
+  const handle = createHandler(deps, app)
 
   const context = {
     app,
+    /** The server's handler: the app plus request ids, request logs and metrics. */
+    handle,
     deps,
     clock,
     config,
     request(path: string, init?: RequestInit) {
-      return app.handle(new Request(`${PUBLIC_URL}${path}`, init))
+      return handle(new Request(`${PUBLIC_URL}${path}`, init))
     },
     async createClient(input: Partial<NewClient> = {}) {
       const { client, secret } = await createClient(deps, { name: 'Test shop', redirectUris: [REDIRECT_URI], ...input })

@@ -39,8 +39,10 @@ export function oauthRoutes(deps: AppDeps) {
           redirectUri: body.redirect_uri,
           state: body.state,
         })
+        const accessToken = await signAgeToken(tokenDeps, verification)
+        deps.metrics.codes.inc({ event: 'redeemed' })
         return {
-          access_token: await signAgeToken(tokenDeps, verification),
+          access_token: accessToken,
           token_type: 'Bearer' as const,
           expires_in: TOKEN_LIFETIME_SECONDS as 600,
           transaction_id: verification.transactionId,

@@ -155,6 +155,7 @@ export function pageRoutes(deps: AppDeps) {
         method: approval.method,
         ageBuffer: approval.ageBuffer,
       })
+      deps.metrics.codes.inc({ event: 'issued' })
       Object.assign(set.headers, pageHeaders({ formTargets: [session.redirectUri] }), { location: callbackUrl(session.redirectUri, code, session.state) })
       set.status = 303
       return ''
@@ -222,10 +223,13 @@ export function pageRoutes(deps: AppDeps) {
         } catch (cause) {
           if (!(cause instanceof EstimatorBusyError)) throw cause
           // Busy is not the visitor's failure: no attempt counted, and a hint when to come back.
+          deps.metrics.verifications.inc({ method: method.id, outcome: 'busy' })
           set.status = 503
           set.headers['retry-after'] = '5'
           return render(page, set, { alert: t.face.busy })
         }
+        const outcome = verdict.approved ? 'approved' : verdict.countsAsAttempt === false ? 'unreadable' : 'failed'
+        deps.metrics.verifications.inc({ method: method.id, outcome })
         if (verdict.approved) return complete(page, set, { ...verdict, method: method.id })
         if (verdict.countsAsAttempt === false) {
           set.status = 400

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { createLocalJWKSet, jwtVerify } from 'jose'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
-import { createApp } from '../../src/app.tsx'
+import { createHandler } from '../../src/app.tsx'
 import { startServices, type Services } from '../../src/boot.ts'
 import { silentLogger } from '../../src/lib/log.ts'
 import { createClient } from '../../src/oauth/clients.ts'
@@ -24,7 +24,7 @@ const SHOP_CALLBACK = 'https://shop.example/callback'
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
 
 let services: Services
-let server: ReturnType<ReturnType<typeof createApp>['listen']>
+let server: ReturnType<typeof Bun.serve>
 let browser: Browser
 let baseUrl: string
 let dropDatabase: () => Promise<void>
@@ -39,7 +39,7 @@ beforeAll(async () => {
   services = await startServices(testConfig({ DATABASE_URL: database.url, PUBLIC_URL: baseUrl, ISSUER_URL: baseUrl, OFAGE_DEMO: '1' }), {
     log: silentLogger,
   })
-  server = createApp(services.deps).listen({ port, hostname: '127.0.0.1' })
+  server = Bun.serve({ port, hostname: '127.0.0.1', fetch: createHandler(services.deps) })
   const created = await createClient(services.deps, { name: 'Shop Example', redirectUris: [SHOP_CALLBACK], sandbox: true })
   shop = { id: created.client.id, secret: created.secret }
   browser = await chromium.launch({

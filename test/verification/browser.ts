@@ -10,7 +10,7 @@ export function testBrowser(ctx: TestContext) {
   async function request(path: string, init: RequestInit = {}): Promise<Response> {
     const headers = new Headers(init.headers)
     if (jar.size > 0) headers.set('cookie', [...jar].map(([name, value]) => `${name}=${value}`).join('; '))
-    const response = await ctx.app.handle(new Request(`${PUBLIC_URL}${path}`, { ...init, headers }))
+    const response = await ctx.handle(new Request(`${PUBLIC_URL}${path}`, { ...init, headers }))
     for (const line of response.headers.getSetCookie()) {
       const [pair = ''] = line.split(';')
       const name = pair.slice(0, pair.indexOf('='))

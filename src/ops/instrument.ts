@@ -1,0 +1,62 @@
+import type { Logger } from '../lib/log.ts'
+import type { Metrics } from './metrics.ts'
+
+/** Request ids we accept from a proxy: short and plain, so they are safe to log and echo. */
+const acceptableId = /^[A-Za-z0-9._-]{1,64}$/
+
+/**
+ * Route patterns for logs and metrics. A path can carry a secret (a token in /api/verify/token/…, a
+ * session id in /s/…), so only the pattern is ever recorded, and never a query string.
+ */
+const patterns: [RegExp, string][] = [
+  [/^\/api\/verify\/token\/.*/, '/api/verify/token/:access_token'],
+  [/^\/s\/[^/]+$/, '/s/:id'],
+  [/^\/s\/[^/]+\/methods\/[^/]+$/, '/s/:id/methods/:method'],
+  [/^\/s\/[^/]+\/(continue|forget)$/, '/s/:id/$1'],
+  [/^\/assets\/[^/]+$/, '/assets/:file'],
+]
+const fixed = new Set([
+  '/',
+  '/api/oauth/token',
+  '/api/oauth/validate',
+  '/api/oauth/usage',
+  '/api/verify/public-key',
+  '/api/.well-known/jwks.json',
+  '/api/openapi.json',
+  '/demo',
+  '/demo/start',
+  '/demo/callback',
+  '/healthz',
+  '/readyz',
+  '/metrics',
+])
+
+export function routeLabel(pathname: string): string {
+  if (fixed.has(pathname)) return pathname
+  for (const [pattern, label] of patterns) if (pattern.test(pathname)) return pathname.replace(pattern, label)
+  return 'unmatched'
+}
+
+/**
+ * Wraps the app's handler: gives every request an id (a proxy's X-Request-Id if it is plain, else a new
+ * one), returns it in X-Request-Id, and writes one JSON log line and the HTTP metrics per request.
+ */
+export function instrument(handle: (request: Request) => Promise<Response>, log: Logger, metrics: Metrics) {
+  return async (request: Request): Promise<Response> => {
+    const started = performance.now()
+    const offered = request.headers.get('x-request-id')
+    const requestId = offered && acceptableId.test(offered) ? offered : crypto.randomUUID()
+    const headers = new Headers(request.headers)
+    headers.set('x-request-id', requestId)
+    const forwarded = new Request(request, { headers })
+    const response = await handle(forwarded)
+    const route = routeLabel(new URL(request.url).pathname)
+    const seconds = (performance.now() - started) / 1000
+    metrics.httpRequests.inc({ method: request.method, route, status: String(response.status) })
+    metrics.httpDuration.observe({ method: request.method, route }, seconds)
+    log.info('request', { request_id: requestId, method: request.method, route, status: response.status, ms: Math.round(seconds * 1000) })
+    const out = new Response(response.body, response)
+    out.headers.set('x-request-id', requestId)
+    return out
+  }
+}

@@ -1,0 +1,85 @@
+import { sql } from 'drizzle-orm'
+import { Elysia, t } from 'elysia'
+import type { AppDeps } from '../deps.ts'
+import { OAuthError } from '../errors.ts'
+import { constantTimeEqual, sha256Hex } from '../lib/crypto.ts'
+import type { Metrics } from './metrics.ts'
+
+/** How long readiness waits for the database before it says no. */
+const DATABASE_PROBE_MS = 2000
+
+const Checks = t.Object({ database: t.Boolean(), signing_key: t.Boolean(), estimator: t.Optional(t.Boolean()) })
+
+/**
+ * Operations: `/healthz` (the process answers), `/readyz` (it can serve: database reachable, key loaded,
+ * estimator loaded when the face check is on; 503 otherwise) and `/metrics` (Prometheus text), behind
+ * METRICS_TOKEN when one is set.
+ */
+export function opsRoutes(deps: AppDeps, metrics: Metrics) {
+  let estimatorReady = !deps.estimator
+  deps.estimator?.ready.then(
+    () => (estimatorReady = true),
+    () => (estimatorReady = false),
+  )
+  const expectedToken = deps.config.metricsToken && sha256Hex(deps.config.metricsToken)
+
+  return new Elysia({ name: 'ops-routes' })
+    .get('/healthz', () => ({ status: 'ok' as const }), {
+      response: t.Object({ status: t.Literal('ok') }),
+      detail: { summary: 'Liveness: the process answers', tags: ['Operations'] },
+    })
+    .get(
+      '/readyz',
+      async ({ set }) => {
+        set.headers['cache-control'] = 'no-store'
+        const checks = {
+          database: await probeDatabase(deps),
+          signing_key: hasSigningKey(deps),
+          ...(deps.estimator && { estimator: estimatorReady }),
+        }
+        const ready = Object.values(checks).every(Boolean)
+        set.status = ready ? 200 : 503
+        return { status: ready ? ('ready' as const) : ('not_ready' as const), checks }
+      },
+      {
+        response: { 200: t.Object({ status: t.Literal('ready'), checks: Checks }), 503: t.Object({ status: t.Literal('not_ready'), checks: Checks }) },
+        detail: { summary: 'Readiness: database, signing key, estimator', tags: ['Operations'] },
+      },
+    )
+    .get(
+      '/metrics',
+      async ({ headers, set }) => {
+        if (expectedToken) {
+          const presented = /^Bearer (.+)$/.exec(headers.authorization ?? '')?.[1]
+          if (!presented || !constantTimeEqual(sha256Hex(presented), expectedToken)) {
+            throw new OAuthError('invalid_client', 'Metrics need the bearer token set in METRICS_TOKEN')
+          }
+        }
+        set.headers['content-type'] = metrics.registry.contentType
+        return metrics.registry.metrics()
+      },
+      { detail: { summary: 'Prometheus metrics', tags: ['Operations'] } },
+    )
+}
+
+async function probeDatabase(deps: AppDeps): Promise<boolean> {
+  let timer: Timer | undefined
+  const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), DATABASE_PROBE_MS)))
+  const probe = deps.db.execute(sql`select 1`).then(
+    () => true,
+    () => false,
+  )
+  try {
+    return await Promise.race([probe, timeout])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+function hasSigningKey(deps: AppDeps): boolean {
+  try {
+    return deps.keys.signing.publicPem.length > 0
+  } catch {
+    return false
+  }
+}

@@ -1,0 +1,86 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { createTestContext, json, REDIRECT_URI, type TestContext } from './helpers.ts'
+
+let ctx: TestContext
+const lines: Record<string, unknown>[] = []
+
+beforeAll(async () => {
+  ctx = await createTestContext({
+    env: { METRICS_TOKEN: 'scrape-me' },
+    log: { info: (event, fields) => lines.push({ event, ...fields }), error: (event, fields) => lines.push({ event, ...fields }) },
+  })
+})
+afterAll(() => ctx.close())
+
+describe('health and readiness', () => {
+  test('/healthz answers ok', async () => {
+    expect(await json(await ctx.request('/healthz'))).toEqual({ status: 'ok' })
+  })
+
+  test('/readyz is 200 with every check true', async () => {
+    const response = await ctx.request('/readyz')
+    expect(response.status).toBe(200)
+    expect(await json(response)).toEqual({ status: 'ready', checks: { database: true, signing_key: true } })
+  })
+
+  test('/readyz is 503 when the database is gone, and says which check failed', async () => {
+    const doomed = await createTestContext()
+    await doomed.close()
+    const started = performance.now()
+    const response = await doomed.request('/readyz')
+    expect(performance.now() - started).toBeLessThan(3000)
+    expect(response.status).toBe(503)
+    expect(await json(response)).toEqual({ status: 'not_ready', checks: { database: false, signing_key: true } })
+  })
+})
+
+describe('request ids and request logs', () => {
+  test('every response carries X-Request-Id; a plain id from a proxy is kept, anything else replaced', async () => {
+    const fresh = await ctx.request('/healthz')
+    expect(fresh.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/)
+    const kept = await ctx.request('/healthz', { headers: { 'x-request-id': 'proxy-123.abc' } })
+    expect(kept.headers.get('x-request-id')).toBe('proxy-123.abc')
+    const odd = await ctx.request('/healthz', { headers: { 'x-request-id': 'a b<script>' } })
+    expect(odd.headers.get('x-request-id')).not.toContain('<')
+  })
+
+  test('one log line per request with the route pattern, never the token, code or query', async () => {
+    const client = await ctx.createClient()
+    const { access_token } = await ctx.tokenFor(client)
+    lines.length = 0
+    const response = await ctx.request(`/api/verify/token/${access_token}?x=secret-query`, { headers: { 'x-request-id': 'req-1' } })
+    expect(response.status).toBe(200)
+    expect(lines).toEqual([{ event: 'request', request_id: 'req-1', method: 'GET', route: '/api/verify/token/:access_token', status: 200, ms: expect.any(Number) }])
+    expect(JSON.stringify(lines)).not.toContain(access_token.slice(-20))
+    expect(JSON.stringify(lines)).not.toContain('secret-query')
+  })
+})
+
+describe('GET /metrics', () => {
+  test('needs the bearer token when METRICS_TOKEN is set', async () => {
+    expect((await ctx.request('/metrics')).status).toBe(401)
+    expect((await ctx.request('/metrics', { headers: { authorization: 'Bearer wrong' } })).status).toBe(401)
+    const response = await ctx.request('/metrics', { headers: { authorization: 'Bearer scrape-me' } })
+    expect(response.status).toBe(200)
+    expect(response.headers.get('content-type')).toContain('text/plain')
+  })
+
+  test('counts requests by route and status, codes by event, and plan-limit refusals', async () => {
+    const client = await ctx.createClient({ verificationLimit: 1 })
+    const { code } = await ctx.issueCode({ clientId: client.id, state: 's' })
+    const body = { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, state: 's' }
+    await ctx.exchange(client.authorization, body)
+    await ctx.exchange(client.authorization, body)
+    await ctx.issueCode({ clientId: client.id }).catch(() => {})
+    const refused = await ctx.request(`/?client_id=${client.id}&redirect_uri=${encodeURIComponent(REDIRECT_URI)}`)
+    expect(refused.status).toBe(402)
+    const text = await (await ctx.request('/metrics', { headers: { authorization: 'Bearer scrape-me' } })).text()
+    expect(text).toMatch(/ofage_http_requests_total\{method="POST",route="\/api\/oauth\/token",status="200"\} [1-9]/)
+    expect(text).toMatch(/ofage_http_requests_total\{method="POST",route="\/api\/oauth\/token",status="400"\} [1-9]/)
+    expect(text).toMatch(/ofage_http_request_duration_seconds_bucket\{le="0.005",method="GET",route="\/healthz"\}/)
+    expect(text).toMatch(/ofage_codes_total\{event="redeemed"\} [1-9]/)
+    expect(text).toMatch(/ofage_codes_total\{event="replayed"\} [1-9]/)
+    expect(text).toMatch(/ofage_plan_limit_refusals_total [1-9]/)
+    expect(text).not.toContain(code)
+  })
+})
