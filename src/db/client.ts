@@ -7,6 +7,7 @@ import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js'
 import postgres from 'postgres'
 import { ConfigError, type DatabaseTarget } from '../config.ts'
 import { acquireDataDirLock } from './data-dir-lock.ts'
+import { pgliteAssets } from './pglite-assets.ts'
 import * as schema from './schema.ts'
 
 /** The one database type the services use: Drizzle over PGlite or over postgres.js, same schema. */
@@ -67,13 +68,13 @@ async function openPglite(target: DatabaseTarget, options: OpenOptions): Promise
     // PGlite allows one process per data directory; a second opener would corrupt it.
     release = acquireDataDirLock(target.dataDir, options.holder ?? 'ofage')
     try {
-      client = await PGlite.create(`${target.dataDir}/pgdata`)
+      client = await PGlite.create(`${target.dataDir}/pgdata`, await pgliteAssets())
     } catch (cause) {
       release()
       throw new ConfigError('DATA_DIR', `holds no usable embedded database: ${describe(cause)}`)
     }
   } else {
-    client = await PGlite.create()
+    client = await PGlite.create(await pgliteAssets())
   }
   const db = drizzlePglite(client, { schema }) as unknown as Database
   return {

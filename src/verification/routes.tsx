@@ -1,5 +1,6 @@
-import { fileURLToPath } from 'node:url'
 import { html } from '@elysiajs/html'
+import faceCaptureScript from '../../public/face-capture.js' with { type: 'file' }
+import stylesheet from '../../public/ofage.css' with { type: 'file' }
 import { Value } from '@sinclair/typebox/value'
 import { Elysia, t, type Cookie } from 'elysia'
 import type { AppDeps } from '../deps.ts'
@@ -30,12 +31,11 @@ import {
 } from './sessions.ts'
 
 const BROWSER_COOKIE = 'ofage_browser'
-/** The files under public/ that pages load; nothing else there is served. */
-const assets: Record<string, string> = {
-  'ofage.css': 'text/css; charset=utf-8',
-  'face-capture.js': 'text/javascript; charset=utf-8',
+/** The files under public/ that pages load, embedded in a compiled binary; nothing else is served. */
+const assets: Record<string, { path: string; type: string }> = {
+  'ofage.css': { path: stylesheet, type: 'text/css; charset=utf-8' },
+  'face-capture.js': { path: faceCaptureScript, type: 'text/javascript; charset=utf-8' },
 }
-const publicDir = fileURLToPath(new URL('../../public/', import.meta.url))
 
 const AuthorizationQuery = t.Object({
   client_id: t.String({ minLength: 1, maxLength: 256 }),
@@ -170,10 +170,10 @@ export function pageRoutes(deps: AppDeps) {
     .get(
       '/assets/:file',
       ({ params }) => {
-        const type = assets[params.file]
-        if (!type) throw new OAuthError('not_found', 'No such asset')
-        const headers = { 'content-type': type, 'cache-control': 'public, max-age=3600', 'x-content-type-options': 'nosniff' }
-        return new Response(Bun.file(`${publicDir}${params.file}`), { headers })
+        const asset = assets[params.file]
+        if (!asset) throw new OAuthError('not_found', 'No such asset')
+        const headers = { 'content-type': asset.type, 'cache-control': 'public, max-age=3600', 'x-content-type-options': 'nosniff' }
+        return new Response(Bun.file(asset.path), { headers })
       },
       { detail: { hide: true } },
     )

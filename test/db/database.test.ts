@@ -1,10 +1,19 @@
 import { describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
+import { readdirSync, readFileSync } from 'node:fs'
 import { startServices } from '../../src/boot.ts'
+import { migrationFiles, migrationJournal } from '../../src/db/migrations.ts'
 import { silentLogger } from '../../src/lib/log.ts'
 import { freshDatabaseUrl, onPostgres, queryRows, testConfig } from '../helpers.ts'
 
 describe('migrations', () => {
+  test('every SQL file in drizzle/ is embedded, byte for byte, and listed in the journal', () => {
+    const onDisk = readdirSync('drizzle').filter((name) => name.endsWith('.sql'))
+    expect(Object.keys(migrationFiles).map((tag) => `${tag}.sql`).sort()).toEqual(onDisk.sort())
+    for (const name of onDisk) expect(migrationFiles[name.replace(/\.sql$/, '')]).toBe(readFileSync(`drizzle/${name}`, 'utf8'))
+    expect(migrationJournal.entries.map((entry) => entry.tag).sort()).toEqual(Object.keys(migrationFiles).sort())
+  })
+
   test('apply to an empty database, create every table, and are idempotent', async () => {
     const database = await freshDatabaseUrl()
     const config = testConfig({ DATABASE_URL: database.url })

@@ -1,0 +1,15 @@
+// The SQL migrations in drizzle/, imported as text so that a compiled binary carries them. A new file
+// from `bun run db:generate` must be added here; test/db/database.test.ts fails until it is.
+import journal from '../../drizzle/meta/_journal.json' with { type: 'json' }
+import m0000 from '../../drizzle/0000_init.sql' with { type: 'text' }
+import m0001 from '../../drizzle/0001_pages.sql' with { type: 'text' }
+import m0002 from '../../drizzle/0002_face_check.sql' with { type: 'text' }
+
+export const migrationJournal = journal
+
+/** Migration SQL by its journal tag. */
+export const migrationFiles: Record<string, string> = {
+  '0000_init': m0000,
+  '0001_pages': m0001,
+  '0002_face_check': m0002,
+}
