@@ -1,75 +1,23 @@
+import { existsSync } from 'node:fs'
 import { parseArgs } from 'node:util'
-import { describeAuditLog, findAuditLog } from './audit/audit-logs.ts'
-import { startServices, type Services } from './boot.ts'
+import { adminSocketPath, forwardCommand } from './admin-socket.ts'
+import { startServices } from './boot.ts'
+import { consoleIo, HELP, options, runCommand, type Io } from './commands.ts'
 import { ConfigError, loadConfig, type Config } from './config.ts'
-import { OAuthError } from './errors.ts'
 import { silentLogger } from './lib/log.ts'
-import {
-  createClient,
-  describeClient,
-  findClient,
-  listClients,
-  rotateClientSecret,
-  updateClient,
-  type Client,
-  type ClientChanges,
-} from './oauth/clients.ts'
-import { countUsage, periods, resolveInterval, type Period } from './usage/report.ts'
 import { runServer } from './server.ts'
 
-const HELP = `ofage — self-hosted age verification
+export type { Io } from './commands.ts'
 
-Usage: ofage [command] [--json]
-  serve                                   run the server (the default)
-  migrate                                 apply database migrations
-  clients create --name NAME --redirect-uri URI [--redirect-uri URI …]
-                 [--min-age N] [--limit N] [--face-buffer N] [--sandbox]
-  clients list | show ID | suspend ID | activate ID | rotate-secret ID
-  clients update ID [--limit N|none] [--min-age N|none] [--face-buffer N|none]
-                    [--add-redirect-uri URI] [--remove-redirect-uri URI]
-  audit show TRANSACTION_ID
-  usage CLIENT_ID [--period day|month|all] [--start-date D] [--end-date D]
-  keys show
-
-Configuration comes from the environment (DATABASE_URL, DATA_DIR, SIGNING_KEY_FILE, …); see README.md.`
-
-/** A mistake in how the command was called: printed with a hint, exit status 2. */
-class UsageError extends Error {}
-
-const options = {
-  json: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
-  name: { type: 'string' },
-  'redirect-uri': { type: 'string', multiple: true },
-  'add-redirect-uri': { type: 'string', multiple: true },
-  'remove-redirect-uri': { type: 'string', multiple: true },
-  'min-age': { type: 'string' },
-  limit: { type: 'string' },
-  'face-buffer': { type: 'string' },
-  sandbox: { type: 'boolean' },
-  period: { type: 'string' },
-  'start-date': { type: 'string' },
-  'end-date': { type: 'string' },
-} as const
-
-type Flags = ReturnType<typeof parseArgs<{ options: typeof options; allowPositionals: true }>>['values']
-
-export type Io = { out(text: string): void; err(text: string): void }
-
-const consoleIo: Io = { out: (text) => console.log(text), err: (text) => console.error(text) }
-
-/** Runs one command and returns its exit status (-1: the server is running). Tests pass their own `io`. */
+/**
+ * Runs one command line and returns its exit status (-1: the server is running). A command opens the
+ * database itself; when a running server holds the embedded store, the command goes to that server over
+ * its admin socket instead, since PGlite allows one process per data directory. Tests pass their own `io`.
+ */
 export async function runCli(argv: string[], config: Config, io: Io = consoleIo): Promise<number> {
-  let parsed
-  try {
-    parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true })
-  } catch (cause) {
-    io.err(`ofage: ${(cause as Error).message}\n\n${HELP}`)
-    return 2
-  }
-  const { values: flags, positionals } = parsed
-  const [command = 'serve', sub, ...rest] = positionals
-  if (flags.help || command === 'help') {
+  const { values, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: false })
+  const command = positionals[0] ?? 'serve'
+  if (values.help || command === 'help') {
     io.out(HELP)
     return 0
   }
@@ -77,155 +25,21 @@ export async function runCli(argv: string[], config: Config, io: Io = consoleIo)
     await runServer(config)
     return -1
   }
-  const services = await startServices(config, { holder: 'an ofage command', log: silentLogger })
+  let services
   try {
-    const result = await dispatch(services, command, sub, rest, flags)
-    io.out(flags.json ? JSON.stringify(result.json, null, 2) : result.text)
-    return 0
+    services = await startServices(config, { holder: 'an ofage command', log: silentLogger })
   } catch (cause) {
-    if (cause instanceof UsageError) {
-      io.err(`ofage: ${cause.message}\nRun "ofage help" for the commands.`)
-      return 2
-    }
-    if (cause instanceof OAuthError) {
-      io.err(`ofage: ${cause.description}`)
-      return 1
+    const socket = config.database.kind === 'pglite' ? adminSocketPath(config.database.dataDir) : undefined
+    if (cause instanceof ConfigError && cause.variable === 'DATA_DIR' && socket && existsSync(socket)) {
+      return forwardCommand(socket, argv, io)
     }
     throw cause
+  }
+  try {
+    return await runCommand(services, argv, io)
   } finally {
     await services.close()
   }
-}
-
-type Output = { json: unknown; text: string }
-
-async function dispatch(services: Services, command: string, sub: string | undefined, rest: string[], flags: Flags): Promise<Output> {
-  const { deps } = services
-  switch (command) {
-    case 'migrate':
-      return { json: { migrated: true }, text: 'Migrations applied.' }
-    case 'clients':
-      return clientsCommand(services, sub, rest[0], flags)
-    case 'audit': {
-      if (sub !== 'show' || !rest[0]) throw new UsageError('usage: audit show TRANSACTION_ID')
-      const row = await findAuditLog(deps.db, rest[0])
-      if (!row) throw new OAuthError('invalid_request', `no audit log with transaction_id ${rest[0]}`)
-      const json = describeAuditLog(row)
-      return { json, text: formatFields(json) }
-    }
-    case 'usage': {
-      if (!sub) throw new UsageError('usage: usage CLIENT_ID [--period day|month|all]')
-      const client = await requireClient(services, sub)
-      const period = flags.period
-      if (period !== undefined && !periods.includes(period as Period)) throw new UsageError('--period must be day, month or all')
-      const interval = resolveInterval(
-        { period: period as Period | undefined, start_date: flags['start-date'], end_date: flags['end-date'] },
-        { now: deps.clock.now(), clientCreatedAt: client.createdAt },
-      )
-      const usage = await countUsage(deps.db, client.id, interval)
-      const json = { client_id: client.id, period: { start: interval.start.toISOString(), end: interval.end.toISOString() }, usage }
-      return { json, text: formatFields({ client_id: client.id, start: json.period.start, end: json.period.end, ...usage }) }
-    }
-    case 'keys': {
-      if (sub !== 'show') throw new UsageError('usage: keys show')
-      const { signing } = deps.keys
-      const json = {
-        kid: signing.jwk.kid,
-        alg: signing.jwk.alg,
-        source: deps.config.signingKeyFile ? `SIGNING_KEY_FILE ${deps.config.signingKeyFile}` : 'generated, kept in the database',
-        public_key: signing.publicPem,
-        jwk: signing.jwk,
-      }
-      return { json, text: `kid: ${json.kid}\nalg: ${json.alg}\nsource: ${json.source}\n${json.public_key}` }
-    }
-    default:
-      throw new UsageError(`unknown command "${command}"`)
-  }
-}
-
-async function clientsCommand(services: Services, sub: string | undefined, id: string | undefined, flags: Flags): Promise<Output> {
-  const { deps } = services
-  if (sub === 'create') {
-    if (!flags.name) throw new UsageError('clients create needs --name NAME')
-    const { client, secret } = await createClient(deps, {
-      name: flags.name,
-      redirectUris: flags['redirect-uri'] ?? [],
-      minAge: readOptionalInt('--min-age', flags['min-age']),
-      verificationLimit: readOptionalInt('--limit', flags.limit),
-      faceBuffer: readOptionalInt('--face-buffer', flags['face-buffer']),
-      sandbox: flags.sandbox ?? false,
-    })
-    return withSecret(client, secret)
-  }
-  if (sub === 'list') {
-    const all = await listClients(deps.db)
-    const json = all.map(describeClient)
-    const text = json.length
-      ? json.map((c) => `${c.client_id}  ${c.status.padEnd(9)} ${c.sandbox ? 'sandbox ' : ''}${c.name}`).join('\n')
-      : 'No clients yet. Create one with: ofage clients create --name NAME --redirect-uri URI'
-    return { json, text }
-  }
-  if (!id) throw new UsageError(`clients ${sub ?? ''} needs a client id`.replace('  ', ' '))
-  switch (sub) {
-    case 'show':
-      return showClient(await requireClient(services, id))
-    case 'suspend':
-    case 'activate':
-      return showClient(await requireUpdate(services, id, { status: sub === 'suspend' ? 'suspended' : 'active' }))
-    case 'rotate-secret': {
-      const rotated = await rotateClientSecret(deps, id)
-      if (!rotated) throw new OAuthError('invalid_request', `no client ${id}`)
-      return withSecret(rotated.client, rotated.secret)
-    }
-    case 'update':
-      return showClient(
-        await requireUpdate(services, id, {
-          minAge: readOptionalInt('--min-age', flags['min-age'], true),
-          verificationLimit: readOptionalInt('--limit', flags.limit, true),
-          faceBuffer: readOptionalInt('--face-buffer', flags['face-buffer'], true),
-          addRedirectUris: flags['add-redirect-uri'],
-          removeRedirectUris: flags['remove-redirect-uri'],
-        }),
-      )
-    default:
-      throw new UsageError(`unknown clients command "${sub ?? ''}"`)
-  }
-}
-
-async function requireClient(services: Services, id: string): Promise<Client> {
-  const client = await findClient(services.deps.db, id)
-  if (!client) throw new OAuthError('invalid_request', `no client ${id}`)
-  return client
-}
-
-async function requireUpdate(services: Services, id: string, changes: ClientChanges): Promise<Client> {
-  const client = await updateClient(services.deps.db, id, changes)
-  if (!client) throw new OAuthError('invalid_request', `no client ${id}`)
-  return client
-}
-
-function showClient(client: Client): Output {
-  const json = describeClient(client)
-  return { json, text: formatFields(json) }
-}
-
-function withSecret(client: Client, secret: string): Output {
-  const json = { ...describeClient(client), client_secret: secret }
-  return { json, text: `${formatFields(json)}\n\nThe client secret is shown this once: store it in the client's backend now.` }
-}
-
-/** Reads `N`, or `none` (null) where `allowNone`; undefined when the flag is absent. */
-function readOptionalInt(flag: string, value: string | undefined, allowNone = false): number | null | undefined {
-  if (value === undefined) return undefined
-  if (allowNone && value === 'none') return null
-  if (!/^\d+$/.test(value)) throw new UsageError(`${flag} must be a whole number${allowNone ? ' or "none"' : ''}`)
-  return Number(value)
-}
-
-function formatFields(record: Record<string, unknown>): string {
-  return Object.entries(record)
-    .map(([key, value]) => `${key}: ${Array.isArray(value) ? value.join(', ') : value === null ? 'none' : String(value)}`)
-    .join('\n')
 }
 
 /** The process entry for `bun run cli`, `bun start` and the compiled binary: one clear line on failure. */

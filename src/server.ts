@@ -1,3 +1,4 @@
+import { serveAdminSocket } from './admin-socket.ts'
 import { createHandler } from './app.tsx'
 import { startServices } from './boot.ts'
 import type { Config } from './config.ts'
@@ -37,6 +38,8 @@ export async function runServer(config: Config): Promise<void> {
     ...(config.demo && { demo: `${config.publicUrl}/demo` }),
   })
 
+  const admin = config.database.kind === 'pglite' ? serveAdminSocket(services, config.database.dataDir) : undefined
+
   const prune = setInterval(() => {
     pruneExpired(deps).catch((cause) => deps.log.error('prune_failed', { message: String(cause) }))
   }, PRUNE_EVERY_MS)
@@ -50,6 +53,7 @@ export async function runServer(config: Config): Promise<void> {
     clearInterval(prune)
     // Stop accepting, let in-flight requests finish, then close the pool (and the estimator's workers).
     await server.stop()
+    await admin?.stop()
     await services.close()
     process.exit(0)
   }

@@ -1,0 +1,68 @@
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { basic, onPostgres, REDIRECT_URI } from './helpers.ts'
+
+/**
+ * A real server process on the embedded store, and CLI commands run as separate processes while it
+ * holds DATA_DIR: they must go through its admin socket, never open the store themselves.
+ */
+const dataDir = mkdtempSync(join(tmpdir(), 'ofage-admin-'))
+const port = 20_000 + Math.floor(Math.random() * 20_000)
+const env = { ...process.env, DATA_DIR: dataDir, PORT: String(port), DATABASE_URL: '', FACE_CHECK: '0', OFAGE_DEMO: '0' }
+let server: ReturnType<typeof Bun.spawn> | undefined
+
+async function cli(...argv: string[]) {
+  const child = Bun.spawn(['bun', 'src/cli.ts', ...argv], { env, stdout: 'pipe', stderr: 'pipe' })
+  const [out, err, status] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited])
+  return { out, err, status }
+}
+
+beforeAll(async () => {
+  if (onPostgres) return
+  server = Bun.spawn(['bun', 'src/index.ts'], { env, stdout: 'ignore', stderr: 'pipe' })
+  for (let i = 0; i < 100; i++) {
+    const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false)
+    if (ready) return
+    await Bun.sleep(100)
+  }
+  throw new Error('the server did not become ready')
+}, 30_000)
+
+afterAll(() => {
+  server?.kill()
+  rmSync(dataDir, { recursive: true, force: true })
+})
+
+test.skipIf(onPostgres)('clients create against a running embedded server goes through its owner-only admin socket', async () => {
+  const socket = join(dataDir, 'admin.sock')
+  expect(statSync(socket).mode & 0o777).toBe(0o600)
+
+  const created = await cli('clients', 'create', '--name', 'Socket shop', '--redirect-uri', REDIRECT_URI, '--json')
+  expect(created.err).toBe('')
+  expect(created.status).toBe(0)
+  const client = JSON.parse(created.out)
+  expect(client.client_secret).toBeTruthy()
+
+  // The running server knows the client: its secret authenticates over HTTP.
+  const usage = await fetch(`http://127.0.0.1:${port}/api/oauth/usage`, { headers: { authorization: basic(client.client_id, client.client_secret) } })
+  expect(usage.status).toBe(200)
+
+  const listed = await cli('clients', 'list', '--json')
+  expect(JSON.parse(listed.out).map((c: { client_id: string }) => c.client_id)).toContain(client.client_id)
+  const failing = await cli('clients', 'show', 'cl_nope')
+  expect(failing.status).toBe(1)
+  expect(failing.err).toContain('no client cl_nope')
+}, 30_000)
+
+test.skipIf(onPostgres)('SIGTERM stops the server cleanly: exit 0, socket and lock removed', async () => {
+  server!.kill('SIGTERM')
+  expect(await server!.exited).toBe(0)
+  expect(existsSync(join(dataDir, 'admin.sock'))).toBe(false)
+  expect(existsSync(join(dataDir, 'ofage.lock'))).toBe(false)
+  // With the server gone, a command opens the store itself.
+  const listed = await cli('clients', 'list', '--json')
+  expect(listed.status).toBe(0)
+  expect(JSON.parse(listed.out)).toHaveLength(1)
+}, 30_000)
