@@ -1,16 +1,18 @@
 import { PUBLIC_URL, REDIRECT_URI, type TestContext } from '../helpers.ts'
 
 /**
- * A minimal browser over `app.handle`: keeps cookies, never follows redirects, and reads the forms of
- * the hosted page, so HTTP tests walk the page the way a visitor does.
+ * A minimal browser over the app's handler, or over HTTP to a running server: keeps cookies, never
+ * follows redirects, and reads the forms of the hosted page, so tests walk the page as a visitor does.
  */
-export function testBrowser(ctx: TestContext) {
+export function testBrowser(target: TestContext | { baseUrl: string }) {
   const jar = new Map<string, string>()
+  const send = 'handle' in target ? target.handle : (request: Request) => fetch(request, { redirect: 'manual' })
+  const baseUrl = 'handle' in target ? PUBLIC_URL : target.baseUrl
 
   async function request(path: string, init: RequestInit = {}): Promise<Response> {
     const headers = new Headers(init.headers)
     if (jar.size > 0) headers.set('cookie', [...jar].map(([name, value]) => `${name}=${value}`).join('; '))
-    const response = await ctx.handle(new Request(`${PUBLIC_URL}${path}`, { ...init, headers }))
+    const response = await send(new Request(`${baseUrl}${path}`, { ...init, headers, redirect: 'manual' }))
     for (const line of response.headers.getSetCookie()) {
       const [pair = ''] = line.split(';')
       const name = pair.slice(0, pair.indexOf('='))
