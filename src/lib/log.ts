@@ -18,7 +18,13 @@ export function jsonLogger(write: (line: string) => void = (line) => process.std
 
 export const silentLogger: Logger = { info() {}, error() {} }
 
-/** What of an unexpected error may be logged: its class, message and stack, nothing from the request. */
+/**
+ * What of an unexpected error may be logged: its class, message, stack and the messages of its causes
+ * (Drizzle wraps the driver's error, which says what actually failed), nothing from the request.
+ */
 export function describeError(error: unknown): Record<string, unknown> {
-  return error instanceof Error ? { error: error.name, message: error.message, stack: error.stack } : { error: String(error) }
+  if (!(error instanceof Error)) return { error: String(error) }
+  const causes: string[] = []
+  for (let cause = error.cause; cause instanceof Error && causes.length < 5; cause = cause.cause) causes.push(`${cause.name}: ${cause.message}`)
+  return { error: error.name, message: error.message, ...(causes.length > 0 && { causes }), stack: error.stack }
 }
