@@ -1,0 +1,96 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createLocalJWKSet, jwtVerify } from 'jose'
+import { basic, freshDatabaseUrl, onPostgres, REDIRECT_URI } from './helpers.ts'
+import { callback, testBrowser } from './verification/browser.ts'
+
+/**
+ * The compiled binary (`bun run build` → dist/ofage) on its own: CLI commands and the server, on a
+ * fresh Postgres database when DATABASE_URL is set, else on its embedded database. Skipped with one
+ * line when the binary has not been built; under CI, missing it is a failure.
+ */
+const BINARY = join(import.meta.dir, '..', 'dist', 'ofage')
+const built = existsSync(BINARY)
+if (!built) {
+  if (process.env.CI) throw new Error(`binary tests need ${BINARY}: run "bun run build" first`)
+  console.warn(`binary tests skipped: ${BINARY} not built (bun run build)`)
+}
+
+const workDir = mkdtempSync(join(tmpdir(), 'ofage-binary-'))
+let database: Awaited<ReturnType<typeof freshDatabaseUrl>> | undefined
+let env: Record<string, string | undefined>
+let server: ReturnType<typeof Bun.spawn> | undefined
+let baseUrl: string
+
+async function run(...argv: string[]) {
+  // Run from an empty folder: the binary must need nothing from the checkout.
+  const child = Bun.spawn([BINARY, ...argv], { env, cwd: workDir, stdout: 'pipe', stderr: 'pipe' })
+  const [out, err, status] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited])
+  return { out, err, status }
+}
+
+beforeAll(async () => {
+  if (!built) return
+  const port = 20_000 + Math.floor(Math.random() * 20_000)
+  baseUrl = `http://127.0.0.1:${port}`
+  database = onPostgres ? await freshDatabaseUrl() : undefined
+  env = {
+    PATH: process.env.PATH,
+    PORT: String(port),
+    PUBLIC_URL: baseUrl,
+    DATA_DIR: join(workDir, 'data'),
+    DATABASE_URL: database?.url ?? '',
+    FACE_CHECK: '0',
+    OFAGE_DEMO: '0',
+  }
+})
+
+afterAll(async () => {
+  server?.kill('SIGTERM')
+  await server?.exited
+  await database?.drop()
+  rmSync(workDir, { recursive: true, force: true })
+}, 30_000)
+
+describe.skipIf(!built)('the compiled binary', () => {
+  test('migrate, clients create, serve, and a full flow over HTTP', async () => {
+    const migrated = await run('migrate')
+    expect(migrated.err).toBe('')
+    expect(migrated.status).toBe(0)
+
+    const created = await run('clients', 'create', '--name', 'Binary shop', '--redirect-uri', REDIRECT_URI, '--sandbox', '--json')
+    expect(created.status).toBe(0)
+    const client = JSON.parse(created.out) as { client_id: string; client_secret: string }
+
+    server = Bun.spawn([BINARY], { env, cwd: workDir, stdout: 'ignore', stderr: 'ignore' })
+    let ready = false
+    for (let i = 0; i < 150 && !ready; i++) {
+      ready = await fetch(`${baseUrl}/readyz`).then((r) => r.ok, () => false)
+      if (!ready) await Bun.sleep(100)
+    }
+    expect(ready).toBe(true)
+
+    const browser = testBrowser({ baseUrl })
+    const { response, page } = await browser.open({ client_id: client.client_id, state: 'bin' })
+    expect(response.status).toBe(200)
+    expect((await fetch(`${baseUrl}/assets/ofage.css`)).status).toBe(200)
+    const back = callback(await browser.post(page.action('/methods/sandbox'), { csrf: page.csrf!, age: '30', method_class: 'age_only' }))!
+    const exchange = await fetch(`${baseUrl}/api/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: basic(client.client_id, client.client_secret) },
+      body: JSON.stringify({ grant_type: 'authorization_code', code: back.code, redirect_uri: REDIRECT_URI, state: 'bin' }),
+    })
+    expect(exchange.status).toBe(200)
+    const { access_token } = (await exchange.json()) as { access_token: string }
+    expect(((await (await fetch(`${baseUrl}/api/verify/token/${access_token}`)).json()) as { valid: boolean }).valid).toBe(true)
+    const jwks = createLocalJWKSet(await (await fetch(`${baseUrl}/api/.well-known/jwks.json`)).json())
+    expect((await jwtVerify(access_token, jwks, { issuer: baseUrl })).payload.aud).toBe(client.client_id)
+
+    // While it serves, the binary's CLI still works (through the admin socket on the embedded store).
+    const usage = await run('usage', client.client_id, '--json')
+    expect(usage.status).toBe(0)
+    expect(JSON.parse(usage.out).usage.total_verifications).toBe(1)
+  }, 60_000)
+})
