@@ -1,0 +1,158 @@
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import type { Config, Human } from '@vladmandic/human'
+import jpeg from 'jpeg-js'
+import { decodeImage, type RgbImage } from './image.ts'
+import { laplacianVariance } from './sharpness.ts'
+import type { FaceObservation, FrameAnalysis } from './types.ts'
+
+/** Where Human's models and the tfjs wasm binaries are; both default to the installed npm packages. */
+export type EngineAssets = { humanDir?: string; wasmDir?: string }
+
+export type HumanEngine = {
+  analyzeImage(bytes: Uint8Array): Promise<FrameAnalysis>
+  /** Runs every loaded model once so that the first real frame does not pay for kernel set-up. */
+  warmUp(): Promise<void>
+  /** Live tensors in the tfjs engine, to check that analyses do not leak. */
+  numTensors(): number
+  close(): void
+}
+
+const MAX_FACES = 5
+const REQUIRED_MODELS = ['blazeface', 'facemesh', 'faceres', 'antispoof', 'liveness']
+
+function resolveAssets(assets: EngineAssets): { humanDir: string; wasmDir: string } {
+  const require = createRequire(import.meta.url)
+  return {
+    humanDir: assets.humanDir ?? dirname(require.resolve('@vladmandic/human/package.json')),
+    wasmDir: assets.wasmDir ?? join(dirname(require.resolve('@tensorflow/tfjs-backend-wasm/package.json')), 'dist'),
+  }
+}
+
+/**
+ * Every path is local: Human's defaults point at a CDN, which the service must never reach. Frame caching
+ * is off (cacheSensitivity 0, skipFrames 0) because each call is an unrelated still, not a video stream.
+ */
+function humanConfig(humanDir: string, wasmDir: string): Partial<Config> {
+  const everyFrame = { skipFrames: 0, skipTime: 0 }
+  return {
+    backend: 'wasm',
+    // A plain directory: emscripten reads the .wasm with fs under Bun, no fetch involved.
+    wasmPath: wasmDir.endsWith('/') ? wasmDir : `${wasmDir}/`,
+    wasmPlatformFetch: false,
+    // A file:// URL: tfjs falls back to its HTTP loader, which calls fetch, and Bun's fetch reads file:// URLs.
+    modelBasePath: `${pathToFileURL(join(humanDir, 'models')).href}/`,
+    cacheModels: false,
+    cacheSensitivity: 0,
+    warmup: 'none',
+    debug: false,
+    async: false,
+    filter: { enabled: false },
+    face: {
+      enabled: true,
+      // Rotation correction lets faceres see tilted heads upright; maxDetected > 1 so that the policy can
+      // refuse a frame with several people rather than silently judging one of them.
+      detector: { ...everyFrame, enabled: true, rotation: true, maxDetected: MAX_FACES, minConfidence: 0.2, return: false, mask: false },
+      // The mesh refines the box and the crop that the age, anti-spoofing and liveness models see.
+      mesh: { enabled: true },
+      attention: { enabled: false },
+      iris: { enabled: false },
+      emotion: { enabled: false },
+      description: { ...everyFrame, enabled: true, minConfidence: 0.1 },
+      antispoof: { ...everyFrame, enabled: true },
+      liveness: { ...everyFrame, enabled: true },
+      gear: { enabled: false },
+    },
+    body: { enabled: false },
+    hand: { enabled: false },
+    object: { enabled: false },
+    gesture: { enabled: false },
+    segmentation: { enabled: false },
+  }
+}
+
+/** Loads Human with the wasm backend and the face models, once; the caller keeps the engine for its lifetime. */
+export async function createHumanEngine(assets: EngineAssets = {}): Promise<HumanEngine> {
+  const { humanDir, wasmDir } = resolveAssets(assets)
+  // The package's exports map is not resolvable for the node-wasm build, so it is required by path.
+  const module = createRequire(import.meta.url)(join(humanDir, 'dist', 'human.node-wasm.js')) as { Human: new (config: Partial<Config>) => Human }
+  const human = new module.Human(humanConfig(humanDir, wasmDir))
+  await human.load()
+  if (human.tf.getBackend() !== 'wasm') throw new Error(`tfjs backend is ${human.tf.getBackend()}, expected wasm`)
+  const loaded = human.models.loaded()
+  const missing = REQUIRED_MODELS.filter((name) => !loaded.includes(name))
+  if (missing.length) throw new Error(`face models failed to load: ${missing.join(', ')}`)
+
+  async function analyzeImage(bytes: Uint8Array): Promise<FrameAnalysis> {
+    const started = performance.now()
+    const image = decodeImage(bytes)
+    const faces = await detectFaces(human, image)
+    return { width: image.width, height: image.height, faces, ms: Math.round(performance.now() - started) }
+  }
+
+  async function warmUp(): Promise<void> {
+    // A generated, faceless JPEG runs the decoder and the detector; the face models, which only run on
+    // a face, each get one zero input. Without this the first real frame takes about twice as long.
+    await analyzeImage(warmUpJpeg())
+    for (const model of Object.values(human.models.models)) {
+      const shape = model?.inputs[0]?.shape
+      if (!model || !shape) continue
+      const zeros = human.tf.zeros(shape.map((dim, i) => (dim > 0 ? dim : i === 0 ? 1 : 64)))
+      const output = model.execute(zeros)
+      human.tf.dispose([zeros, ...(Array.isArray(output) ? output : [output])])
+    }
+  }
+
+  return {
+    analyzeImage,
+    warmUp,
+    numTensors: () => human.tf.memory().numTensors,
+    close: () => {
+      for (const model of Object.values(human.models.models)) model?.dispose()
+    },
+  }
+}
+
+async function detectFaces(human: Human, image: RgbImage): Promise<FaceObservation[]> {
+  const input = human.tf.tensor3d(image.data, [image.height, image.width, 3], 'int32')
+  try {
+    const result = await human.detect(input)
+    if (result.error) throw new Error(`face detection failed: ${result.error}`)
+    return result.face.map((face) => {
+      const [x, y, width, height] = clipBox(face.box, image)
+      const observation: FaceObservation = {
+        // Human leaves age unset when the model gave 0; keep the face (it still counts as a face) and
+        // fail closed: an estimate of 0 never clears a threshold.
+        age: typeof face.age === 'number' && Number.isFinite(face.age) ? face.age : 0,
+        // The detector's own confidence: with the mesh on, Human's `score` is the mesh's, which is near 1
+        // for anything face-like (0.72 on a patch of hair where the detector said 0.24).
+        faceScore: face.boxScore,
+        box: { x, y, width, height },
+        sharpness: Math.round(laplacianVariance(image, { x, y, width, height }) * 10) / 10,
+      }
+      if (typeof face.real === 'number') observation.real = face.real
+      if (typeof face.live === 'number') observation.live = face.live
+      return observation
+    })
+  } finally {
+    input.dispose()
+  }
+}
+
+function warmUpJpeg(): Uint8Array {
+  const width = 640
+  const height = 480
+  const data = new Uint8Array(width * height * 4)
+  for (let i = 0; i < width * height; i++) data.fill((i % width) % 256, i * 4, i * 4 + 4)
+  return jpeg.encode({ width, height, data }, 80).data
+}
+
+/** Human's box may extend past the frame edge; the policy compares it with the frame, so clip it. */
+function clipBox(box: readonly number[], image: RgbImage): [number, number, number, number] {
+  const x0 = Math.max(0, Math.round(box[0] ?? 0))
+  const y0 = Math.max(0, Math.round(box[1] ?? 0))
+  const x1 = Math.min(image.width, Math.round((box[0] ?? 0) + (box[2] ?? 0)))
+  const y1 = Math.min(image.height, Math.round((box[1] ?? 0) + (box[3] ?? 0)))
+  return [x0, y0, Math.max(0, x1 - x0), Math.max(0, y1 - y0)]
+}

@@ -1,0 +1,148 @@
+import type { EngineAssets } from './human-engine.ts'
+import type { FromWorker, SerializedError, ToWorker } from './protocol.ts'
+import { EstimatorBusyError, ImageDecodeError, type AgeEstimator, type FrameAnalysis } from './types.ts'
+
+export type AgeEstimatorOptions = {
+  /** Worker threads, each with its own copy of the models (~150 MB) and one core's worth of inference. */
+  workers?: number
+  /** Frames that may wait beyond those being analysed; past that, analyze() rejects with EstimatorBusyError. */
+  maxQueue?: number
+  /** Where the models and wasm binaries are, when not in node_modules (e.g. beside a compiled binary). */
+  assets?: EngineAssets
+  /** The worker script; the default suits `bun src/...` and a binary compiled from src/cli.ts. */
+  workerUrl?: string | URL
+}
+
+/**
+ * `bun build --compile` inlines this module into the entry (src/cli.ts), so import.meta.url is then the
+ * entry's; the worker, compiled as a second entrypoint, sits at estimator/worker.ts relative to it.
+ */
+function defaultWorkerUrl(): URL {
+  const compiled = import.meta.url.startsWith('file:///$bunfs/')
+  return new URL(compiled ? './estimator/worker.ts' : './worker.ts', import.meta.url)
+}
+
+type Job = { id: number; image: ArrayBuffer; resolve: (analysis: FrameAnalysis) => void; reject: (error: Error) => void }
+
+type Slot = { worker: Worker; ready: boolean; job?: Job }
+
+/** Also the readiness signal: a pool that never loaded rejects every frame with the load error. */
+class EstimatorUnavailableError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'EstimatorUnavailableError'
+  }
+}
+
+function revive(error: SerializedError): Error {
+  if (error.name === 'ImageDecodeError') return new ImageDecodeError(error.message)
+  const revived = new Error(error.message)
+  revived.name = error.name
+  return revived
+}
+
+/**
+ * Starts the estimator's worker threads. `analyze` hands the frame's bytes to a worker (the buffer is
+ * transferred when the array owns all of it, so the caller's array is left empty) and resolves with
+ * the numbers the worker sends back.
+ */
+export function createAgeEstimator(options: AgeEstimatorOptions = {}): AgeEstimator {
+  const workerCount = Math.max(1, Math.floor(options.workers ?? 1))
+  const maxQueue = Math.max(0, Math.floor(options.maxQueue ?? 8))
+  const assets = options.assets ?? {}
+  const workerUrl = options.workerUrl ?? defaultWorkerUrl()
+  const queue: Job[] = []
+  const slots: Slot[] = []
+  let nextId = 1
+  let closed = false
+  let loadError: Error | undefined
+
+  let settleReady!: { resolve: () => void; reject: (error: Error) => void }
+  const ready = new Promise<void>((resolve, reject) => (settleReady = { resolve, reject }))
+  // Callers that never await `ready` must not crash the process with an unhandled rejection.
+  ready.catch(() => {})
+
+  function fail(error: Error) {
+    loadError ??= error
+    settleReady.reject(error)
+    for (const job of queue.splice(0)) job.reject(error)
+  }
+
+  function spawn(): Slot {
+    const worker = new Worker(workerUrl)
+    const slot: Slot = { worker, ready: false }
+    worker.onmessage = (event: MessageEvent<FromWorker>) => onMessage(slot, event.data)
+    worker.onerror = (event: ErrorEvent) => onCrash(slot, event.message || 'estimator worker crashed')
+    worker.postMessage({ type: 'init', assets } satisfies ToWorker)
+    return slot
+  }
+
+  function onMessage(slot: Slot, message: FromWorker) {
+    if (message.type === 'ready') {
+      slot.ready = true
+      if (slots.every((s) => s.ready)) settleReady.resolve()
+    } else if (message.type === 'failed') {
+      fail(new EstimatorUnavailableError(`estimator failed to load: ${message.error.message}`))
+    } else {
+      const job = slot.job
+      slot.job = undefined
+      if (job?.id === message.id) {
+        if (message.type === 'result') job.resolve(message.analysis)
+        else job.reject(revive(message.error))
+      }
+    }
+    dispatch()
+  }
+
+  /** A worker that dies (e.g. wasm out of memory) loses its frame; a ready one is replaced, a loading one fails the pool. */
+  function onCrash(slot: Slot, reason: string) {
+    const error = new Error(reason)
+    slot.job?.reject(error)
+    slot.job = undefined
+    slot.worker.terminate()
+    const index = slots.indexOf(slot)
+    if (closed || index < 0) return
+    if (!slot.ready) return fail(new EstimatorUnavailableError(`estimator failed to load: ${reason}`))
+    slots[index] = spawn()
+  }
+
+  function dispatch() {
+    for (const slot of slots) {
+      if (!slot.ready || slot.job) continue
+      const job = queue.shift()
+      if (!job) return
+      slot.job = job
+      slot.worker.postMessage({ type: 'analyze', id: job.id, image: job.image } satisfies ToWorker, [job.image])
+    }
+  }
+
+  for (let i = 0; i < workerCount; i++) slots.push(spawn())
+
+  return {
+    ready,
+    analyze(image: Uint8Array): Promise<FrameAnalysis> {
+      if (closed) return Promise.reject(new EstimatorUnavailableError('estimator is closed'))
+      if (loadError) return Promise.reject(loadError)
+      const busy = slots.filter((slot) => slot.job).length
+      if (busy + queue.length >= workerCount + maxQueue) return Promise.reject(new EstimatorBusyError())
+      const owned = image.byteOffset === 0 && image.byteLength === image.buffer.byteLength && image.buffer instanceof ArrayBuffer
+      const buffer = owned ? (image.buffer as ArrayBuffer) : image.slice().buffer
+      return new Promise<FrameAnalysis>((resolve, reject) => {
+        queue.push({ id: nextId++, image: buffer, resolve, reject })
+        dispatch()
+      })
+    },
+    async close() {
+      if (closed) return
+      closed = true
+      const error = new EstimatorUnavailableError('estimator is closed')
+      settleReady.reject(error)
+      for (const job of queue.splice(0)) job.reject(error)
+      for (const slot of slots) {
+        slot.job?.reject(error)
+        slot.job = undefined
+        slot.worker.terminate()
+      }
+    },
+  }
+}

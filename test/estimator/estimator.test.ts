@@ -1,0 +1,308 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { mkdtemp, rm, symlink } from 'node:fs/promises'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import jpeg from 'jpeg-js'
+import { PNG } from 'pngjs'
+import { createHumanEngine, type HumanEngine } from '../../src/estimator/human-engine.ts'
+import { orient, type RgbImage } from '../../src/estimator/image.ts'
+import { createAgeEstimator } from '../../src/estimator/pool.ts'
+import { laplacianVariance } from '../../src/estimator/sharpness.ts'
+import { DEFAULT_FACE_POLICY } from '../../src/verification/methods/face-policy.ts'
+import { EstimatorBusyError, ImageDecodeError, type AgeEstimator, type FaceObservation, type FrameAnalysis } from '../../src/estimator/types.ts'
+
+// Real group photos of adults, shipped by @vladmandic/face-api (a devDependency kept for these files only).
+const demoDir = join(dirname(createRequire(import.meta.url).resolve('@vladmandic/face-api/package.json')), 'demo')
+const SAMPLES = [1, 2, 3, 4, 5, 6].map((n) => `sample${n}.jpg`)
+const LOAD_TIMEOUT = 120_000
+
+const readSample = (name: string) => Bun.file(join(demoDir, name)).bytes()
+
+function encodePng(width: number, height: number, pixel: (x: number, y: number) => [number, number, number]): Uint8Array {
+  const png = new PNG({ width, height })
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const [r, g, b] = pixel(x, y)
+      png.data.set([r, g, b, 255], (y * width + x) * 4)
+    }
+  }
+  return new Uint8Array(PNG.sync.write(png))
+}
+
+/** A close-up, selfie-like frame: one face from a group photo, with margin, re-encoded as JPEG. */
+function cropJpeg(source: Uint8Array, box: { x: number; y: number; width: number; height: number }, scale: number, margin = 0.6) {
+  const image = jpeg.decode(source, { useTArray: true })
+  // The box is in the analysed (downscaled) frame; map it back to the source's pixels.
+  const x0 = Math.max(0, Math.round((box.x - box.width * margin) * scale))
+  const y0 = Math.max(0, Math.round((box.y - box.height * margin) * scale))
+  const x1 = Math.min(image.width, Math.round((box.x + box.width * (1 + margin)) * scale))
+  const y1 = Math.min(image.height, Math.round((box.y + box.height * (1 + margin)) * scale))
+  const width = x1 - x0
+  const height = y1 - y0
+  const data = new Uint8Array(width * height * 4)
+  for (let y = 0; y < height; y++) data.set(image.data.subarray(((y0 + y) * image.width + x0) * 4, ((y0 + y) * image.width + x1) * 4), y * width * 4)
+  return { width, height, data }
+}
+
+/** Stores an upright image the way a phone does, rotated, with EXIF orientation 6 telling viewers to turn it back. */
+function sidewaysJpegWithExif(upright: { width: number; height: number; data: Uint8Array }): Uint8Array {
+  const { width: W, height: H } = upright
+  const stored = new Uint8Array(W * H * 4)
+  // Orientation 6: stored pixel (column c, row r) is upright pixel (W-1-r, c); the stored image is H wide.
+  for (let r = 0; r < W; r++) for (let c = 0; c < H; c++) stored.set(upright.data.subarray(((c * W) + (W - 1 - r)) * 4, ((c * W) + (W - 1 - r)) * 4 + 4), (r * H + c) * 4)
+  const encoded = jpeg.encode({ width: H, height: W, data: stored }, 90).data
+  const tiff = [0x4d, 0x4d, 0, 0x2a, 0, 0, 0, 8, 0, 1, 0x01, 0x12, 0, 3, 0, 0, 0, 1, 0, 6, 0, 0, 0, 0, 0, 0]
+  const payload = [...new TextEncoder().encode('Exif'), 0, 0, ...tiff]
+  const app1 = [0xff, 0xe1, (payload.length + 2) >> 8, (payload.length + 2) & 0xff, ...payload]
+  return new Uint8Array([...encoded.subarray(0, 2), ...app1, ...encoded.subarray(2)])
+}
+
+function expectPlausibleFace(face: FaceObservation, frame: FrameAnalysis) {
+  expect(face.age).toBeGreaterThanOrEqual(16)
+  expect(face.age).toBeLessThanOrEqual(80)
+  expect(face.faceScore).toBeGreaterThan(0)
+  expect(face.faceScore).toBeLessThanOrEqual(1)
+  expect(face.box.width).toBeGreaterThan(20)
+  expect(face.box.height).toBeGreaterThan(20)
+  expect(face.box.x).toBeGreaterThanOrEqual(0)
+  expect(face.box.y).toBeGreaterThanOrEqual(0)
+  expect(face.box.x + face.box.width).toBeLessThanOrEqual(frame.width)
+  expect(face.box.y + face.box.height).toBeLessThanOrEqual(frame.height)
+  expect(face.sharpness).toBeGreaterThan(0)
+  for (const score of [face.real, face.live]) {
+    expect(score).toBeNumber()
+    expect(score!).toBeGreaterThan(0)
+    expect(score!).toBeLessThanOrEqual(1)
+  }
+}
+
+describe('Human engine (in-process)', () => {
+  let engine: HumanEngine
+  const fetched: string[] = []
+
+  beforeAll(async () => {
+    // Records every URL the engine fetches while loading: all must be local files.
+    const realFetch = globalThis.fetch
+    globalThis.fetch = Object.assign((input: string | URL | Request, init?: RequestInit) => {
+      fetched.push(input instanceof Request ? input.url : String(input))
+      return realFetch(input, init)
+    }, realFetch)
+    try {
+      engine = await createHumanEngine()
+      await engine.warmUp()
+    } finally {
+      globalThis.fetch = realFetch
+    }
+  }, LOAD_TIMEOUT)
+
+  afterAll(() => engine?.close())
+
+  test('loads its models from the installed package, never from the network', () => {
+    expect(fetched.length).toBeGreaterThanOrEqual(5)
+    for (const url of fetched) expect(url).toStartWith('file://')
+  })
+
+  test('estimates every face in the sample photos, within an adult range', async () => {
+    for (const name of SAMPLES) {
+      const frame = await engine.analyzeImage(await readSample(name))
+      // The photos are 1920 px wide; the engine analyses them at 1024 px on the longest side.
+      expect(Math.max(frame.width, frame.height)).toBe(1024)
+      expect(frame.faces.length).toBeGreaterThanOrEqual(3)
+      for (const face of frame.faces) expectPlausibleFace(face, frame)
+      const summary = frame.faces.map((f) => `${f.age.toFixed(1)}y score ${f.faceScore} real ${f.real} live ${f.live} sharp ${Math.round(f.sharpness)}`)
+      console.log(`${name} ${frame.width}x${frame.height} ${frame.ms} ms: ${summary.join('; ')}`)
+    }
+  }, LOAD_TIMEOUT)
+
+  test('a close-up of one face, and the same stored sideways with an EXIF orientation, give one confident face', async () => {
+    const source = await readSample('sample2.jpg')
+    const group = await engine.analyzeImage(source)
+    const scale = 1920 / group.width
+    const crop = cropJpeg(source, group.faces[0]!.box, scale)
+    const upright = await engine.analyzeImage(jpeg.encode(crop, 90).data)
+    const sideways = await engine.analyzeImage(sidewaysJpegWithExif(crop))
+    // With more background the detector also fires weakly on hair; the policy's score bound drops that.
+    const wide = await engine.analyzeImage(jpeg.encode(cropJpeg(source, group.faces[0]!.box, scale, 1.2), 90).data)
+    const confident = (frame: FrameAnalysis) => frame.faces.filter((face) => face.faceScore >= DEFAULT_FACE_POLICY.minFaceScore)
+    for (const frame of [upright, sideways, wide]) {
+      expect(confident(frame)).toHaveLength(1)
+      const face = confident(frame)[0]!
+      expectPlausibleFace(face, frame)
+      // A close-up passes the policy's size bound: the face spans over 15% of the shorter side.
+      expect(face.box.width).toBeGreaterThan(0.15 * Math.min(frame.width, frame.height))
+      console.log(`close-up ${frame.width}x${frame.height}: ${frame.faces.map((f) => `${f.age}y score ${f.faceScore} real ${f.real} live ${f.live} sharp ${f.sharpness}`).join('; ')}`)
+    }
+    expect([sideways.width, sideways.height]).toEqual([upright.width, upright.height])
+    expect(Math.abs(confident(sideways)[0]!.age - confident(upright)[0]!.age)).toBeLessThan(3)
+  }, LOAD_TIMEOUT)
+
+  test('frames without a face give no faces', async () => {
+    const grey = encodePng(640, 480, () => [128, 128, 128])
+    const gradient = encodePng(640, 480, (x, y) => [(x * 255) / 640, (y * 255) / 480, 90])
+    for (const bytes of [grey, gradient]) {
+      const frame = await engine.analyzeImage(bytes)
+      expect(frame).toMatchObject({ width: 640, height: 480, faces: [] })
+    }
+  }, LOAD_TIMEOUT)
+
+  test('refuses what is not a JPEG or PNG, or is too large, with ImageDecodeError', async () => {
+    const oversized = new Uint8Array(8 * 1024 * 1024 + 1)
+    oversized.set([0xff, 0xd8, 0xff])
+    const tooWide = encodePng(4097, 1, () => [0, 0, 0])
+    const truncatedPng = encodePng(64, 64, () => [9, 9, 9]).subarray(0, 60)
+    for (const bytes of [new TextEncoder().encode('definitely not an image'), new Uint8Array(), oversized, tooWide, truncatedPng]) {
+      const error = await engine.analyzeImage(bytes).catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(ImageDecodeError)
+    }
+  })
+
+  test('leaves no tensors behind, whatever the outcome', async () => {
+    const photo = await readSample('sample1.jpg')
+    const grey = encodePng(320, 240, () => [128, 128, 128])
+    await engine.analyzeImage(photo)
+    const before = engine.numTensors()
+    for (let i = 0; i < 3; i++) {
+      await engine.analyzeImage(photo)
+      await engine.analyzeImage(grey)
+      await engine.analyzeImage(new Uint8Array([1, 2, 3])).catch(() => {})
+    }
+    expect(engine.numTensors()).toBe(before)
+  }, LOAD_TIMEOUT)
+})
+
+describe('laplacianVariance', () => {
+  // A deterministic texture: sharp edges every few pixels, like hair and eyelashes at 1 px.
+  const texture = (x: number, y: number) => ((Math.floor(x / 2) * 7 + Math.floor(y / 3) * 13) % 5) * 50
+  function render(size: number, zoom: number, blur = 0): RgbImage {
+    const data = new Uint8Array(size * size * 3)
+    for (let y = 0; y < size; y++) {
+      for (let x = 0; x < size; x++) {
+        let sum = 0
+        let n = 0
+        for (let dy = -blur; dy <= blur; dy++) for (let dx = -blur; dx <= blur; dx++, n++) sum += texture(Math.floor((x + dx) / zoom), Math.floor((y + dy) / zoom))
+        data.fill(Math.round(sum / n), (y * size + x) * 3, (y * size + x) * 3 + 3)
+      }
+    }
+    return { width: size, height: size, data }
+  }
+  const whole = (size: number) => ({ x: 0, y: 0, width: size, height: size })
+
+  test('is zero on a flat region and drops when the region is blurred', () => {
+    expect(laplacianVariance({ width: 64, height: 64, data: new Uint8Array(64 * 64 * 3).fill(120) }, whole(64))).toBe(0)
+    const sharp = laplacianVariance(render(128, 1), whole(128))
+    const blurred = laplacianVariance(render(128, 1, 2), whole(128))
+    expect(sharp).toBeGreaterThan(1000)
+    expect(blurred).toBeLessThan(sharp / 5)
+  })
+
+  test('does not penalise a face for covering more pixels', () => {
+    // The same texture drawn 4x larger: without rescaling its per-pixel Laplacian would be far lower.
+    const small = laplacianVariance(render(128, 1), whole(128))
+    const large = laplacianVariance(render(512, 4), whole(512))
+    expect(large / small).toBeGreaterThan(0.7)
+    expect(large / small).toBeLessThan(1.3)
+  })
+
+  test('clips the box to the frame', () => {
+    expect(laplacianVariance(render(64, 1), { x: 40, y: 40, width: 100, height: 100 })).toBeGreaterThan(0)
+    expect(laplacianVariance(render(64, 1), { x: 70, y: 0, width: 10, height: 10 })).toBe(0)
+  })
+})
+
+describe('orient', () => {
+  test('turns each EXIF orientation back upright', () => {
+    // Upright 3x2 image whose red channel numbers the pixels 0..5, row by row.
+    const upright = [0, 1, 2, 3, 4, 5]
+    const rgba = (values: number[]) => new Uint8Array(values.flatMap((v) => [v, 0, 0, 255]))
+    const red = (image: { data: Uint8Array }) => Array.from(image.data.filter((_, i) => i % 4 === 0))
+    // How a camera stores that image under each orientation (stored width first).
+    const stored: Record<number, [number, number, number[]]> = {
+      2: [3, 2, [2, 1, 0, 5, 4, 3]],
+      3: [3, 2, [5, 4, 3, 2, 1, 0]],
+      4: [3, 2, [3, 4, 5, 0, 1, 2]],
+      5: [2, 3, [0, 3, 1, 4, 2, 5]],
+      6: [2, 3, [2, 5, 1, 4, 0, 3]],
+      7: [2, 3, [5, 2, 4, 1, 3, 0]],
+      8: [2, 3, [3, 0, 4, 1, 5, 2]],
+    }
+    for (const [orientation, [width, height, values]] of Object.entries(stored)) {
+      const result = orient({ width, height, data: rgba(values) }, Number(orientation))
+      expect([result.width, result.height, red(result)]).toEqual([3, 2, upright])
+    }
+  })
+})
+
+describe('createAgeEstimator (worker pool)', () => {
+  let estimator: AgeEstimator
+
+  beforeAll(async () => {
+    estimator = createAgeEstimator({ workers: 1, maxQueue: 1 })
+    await estimator.ready
+  }, LOAD_TIMEOUT)
+
+  afterAll(() => estimator?.close())
+
+  test('analyses a photo off the event loop: a 10 ms timer keeps firing meanwhile', async () => {
+    const photo = await readSample('sample3.jpg')
+    let last = performance.now()
+    let maxGap = 0
+    let ticks = 0
+    const timer = setInterval(() => {
+      const now = performance.now()
+      maxGap = Math.max(maxGap, now - last)
+      last = now
+      ticks++
+    }, 10)
+    const frame = await estimator.analyze(photo)
+    clearInterval(timer)
+    // A loop blocked to the end would never tick: the gap up to now counts too.
+    maxGap = Math.max(maxGap, performance.now() - last)
+    expect(frame.faces.length).toBeGreaterThanOrEqual(3)
+    for (const face of frame.faces) expectPlausibleFace(face, frame)
+    console.log(`worker: ${frame.ms} ms for the frame, ${ticks} timer ticks, longest gap ${maxGap.toFixed(1)} ms`)
+    expect(frame.ms).toBeGreaterThan(50)
+    expect(ticks).toBeGreaterThan(frame.ms / 20)
+    expect(maxGap).toBeLessThan(50)
+  }, LOAD_TIMEOUT)
+
+  test('errors inside the worker reject; a decode error keeps its name', async () => {
+    const error = await estimator.analyze(new TextEncoder().encode('not an image')).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(ImageDecodeError)
+    expect((error as Error).name).toBe('ImageDecodeError')
+  })
+
+  test('queues at most maxQueue frames beyond the busy worker, refusing the rest as busy', async () => {
+    const photo = await readSample('sample1.jpg')
+    // Each call gets its own copy: the estimator takes over (transfers) the buffer it is given.
+    const outcomes = await Promise.allSettled(Array.from({ length: 6 }, () => estimator.analyze(photo.slice())))
+    const resolved = outcomes.filter((o) => o.status === 'fulfilled')
+    const busy = outcomes.filter((o) => o.status === 'rejected' && o.reason instanceof EstimatorBusyError)
+    expect(resolved).toHaveLength(2)
+    expect(busy).toHaveLength(4)
+    // Once the queue drains the estimator accepts frames again.
+    const frame = await estimator.analyze(photo.slice())
+    expect(frame.faces.length).toBeGreaterThanOrEqual(3)
+  }, LOAD_TIMEOUT)
+
+  test('models that cannot be loaded locally fail `ready` and every frame, with no fallback download', async () => {
+    const humanDir = dirname(createRequire(import.meta.url).resolve('@vladmandic/human/package.json'))
+    const empty = await mkdtemp(join(tmpdir(), 'ofage-no-models-'))
+    await symlink(join(humanDir, 'dist'), join(empty, 'dist'))
+    const broken = createAgeEstimator({ assets: { humanDir: empty } })
+    try {
+      await expect(broken.ready).rejects.toThrow('failed to load')
+      await expect(broken.analyze(await readSample('sample1.jpg'))).rejects.toThrow('failed to load')
+    } finally {
+      await broken.close()
+      await rm(empty, { recursive: true })
+    }
+  }, LOAD_TIMEOUT)
+
+  test('close() stops the workers and later frames are refused', async () => {
+    const own = createAgeEstimator({ workers: 1 })
+    await own.close()
+    await expect(own.ready).rejects.toThrow('closed')
+    await expect(own.analyze(new Uint8Array([0xff, 0xd8]))).rejects.toThrow('closed')
+  })
+})
