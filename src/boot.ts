@@ -3,6 +3,8 @@ import { openDatabase } from './db/client.ts'
 import { migrateDatabase } from './db/migrate.ts'
 import { ensureDemoClient } from './demo/demo-client.ts'
 import type { AppDeps } from './deps.ts'
+import { createAgeEstimator } from './estimator/pool.ts'
+import type { AgeEstimator } from './estimator/types.ts'
 import { loadServerKeys } from './keys/server-keys.ts'
 import { systemClock, type Clock } from './lib/clock.ts'
 import { jsonLogger, type Logger } from './lib/log.ts'
@@ -11,12 +13,25 @@ import { createMetrics } from './ops/metrics.ts'
 export type Services = { deps: AppDeps; close(): Promise<void> }
 
 /**
+ * Starts the face estimator's workers. The models load in the background: /readyz answers 503 until they
+ * have, and a failure to load says so in one log line (the server keeps serving the other methods).
+ */
+function startEstimator(config: Config, log: Logger): AgeEstimator {
+  const estimator = createAgeEstimator({ workers: config.face.workers, maxQueue: config.face.queue })
+  estimator.ready.then(
+    () => log.info('face_check_ready', { workers: config.face.workers }),
+    (cause) => log.error('face_check_unavailable', { message: String(cause instanceof Error ? cause.message : cause), hint: 'set FACE_CHECK=0 to run without the face check' }),
+  )
+  return estimator
+}
+
+/**
  * Opens the database, applies migrations and loads the keys: what the server, the CLI and the tests
  * all need before they can call a service. Anything that fails closes what was opened.
  */
 export async function startServices(
   config: Config,
-  options: { clock?: Clock; log?: Logger; holder?: string } = {},
+  options: { clock?: Clock; log?: Logger; holder?: string; estimator?: boolean } = {},
 ): Promise<Services> {
   const clock = options.clock ?? systemClock
   const open = await openDatabase(config.database, { holder: options.holder ?? 'the ofage server' })
@@ -25,7 +40,15 @@ export async function startServices(
     const keys = await loadServerKeys(open.db, config.signingKeyFile, clock.now())
     const deps: AppDeps = { config, db: open.db, keys, clock, log: options.log ?? jsonLogger(), metrics: createMetrics() }
     if (config.demo) await ensureDemoClient(deps)
-    return { deps, close: open.close }
+    // Only the server runs the face check; CLI commands never load its models.
+    if (options.estimator && config.face.enabled) deps.estimator = startEstimator(config, deps.log)
+    return {
+      deps,
+      async close() {
+        await deps.estimator?.close()
+        await open.close()
+      },
+    }
   } catch (cause) {
     await open.close().catch(() => {})
     throw cause

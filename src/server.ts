@@ -22,7 +22,7 @@ export async function pruneExpired(deps: AppDeps): Promise<void> {
 
 /** Runs the HTTP server until SIGTERM or SIGINT, then stops accepting, finishes, and closes the database. */
 export async function runServer(config: Config): Promise<void> {
-  const services = await startServices(config)
+  const services = await startServices(config, { estimator: true })
   const { deps } = services
   const server = Bun.serve({
     port: config.port,

@@ -1,68 +1,35 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { existsSync, mkdirSync, readFileSync } from 'node:fs'
+import { mkdirSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { createLocalJWKSet, jwtVerify } from 'jose'
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
-import { createHandler } from '../../src/app.tsx'
-import { startServices, type Services } from '../../src/boot.ts'
-import { silentLogger } from '../../src/lib/log.ts'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { createClient } from '../../src/oauth/clients.ts'
-import { basic, freshDatabaseUrl, testConfig } from '../helpers.ts'
+import { basic } from '../helpers.ts'
+import { hasChromium, launchChromium, startTestServer, type RunningServer } from './chromium.ts'
 
-/**
- * The whole flow in headless Chromium (Debian's package, driven by playwright-core) against a real
- * listening server. Without Chromium the suite is skipped with one line; under CI that is a failure.
- */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-const hasChromium = existsSync(CHROMIUM)
-if (!hasChromium) {
-  if (process.env.CI) throw new Error(`browser tests need Chromium at ${CHROMIUM} (apt-get install chromium)`)
-  console.warn(`browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`)
-}
-
+/** The whole flow in headless Chromium against a real listening server. */
 const SHOP_CALLBACK = 'https://shop.example/callback'
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
 
-let services: Services
-let server: ReturnType<typeof Bun.serve>
+let running: RunningServer
 let browser: Browser
 let baseUrl: string
-let dropDatabase: () => Promise<void>
 let shop: { id: string; secret: string }
 
 beforeAll(async () => {
   if (!hasChromium) return
-  const database = await freshDatabaseUrl()
-  dropDatabase = database.drop
-  const port = await freePort()
-  baseUrl = `http://127.0.0.1:${port}`
-  services = await startServices(testConfig({ DATABASE_URL: database.url, PUBLIC_URL: baseUrl, ISSUER_URL: baseUrl, OFAGE_DEMO: '1' }), {
-    log: silentLogger,
-  })
-  server = Bun.serve({ port, hostname: '127.0.0.1', fetch: createHandler(services.deps) })
-  const created = await createClient(services.deps, { name: 'Shop Example', redirectUris: [SHOP_CALLBACK], sandbox: true })
+  running = await startTestServer({ OFAGE_DEMO: '1' })
+  baseUrl = running.baseUrl
+  const created = await createClient(running.services.deps, { name: 'Shop Example', redirectUris: [SHOP_CALLBACK], sandbox: true })
   shop = { id: created.client.id, secret: created.secret }
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  })
+  browser = await launchChromium()
 }, 60_000)
 
 afterAll(async () => {
   if (!hasChromium) return
   await browser?.close()
-  await server?.stop()
-  await services?.close()
-  await dropDatabase?.()
+  await running?.stop()
 })
-
-async function freePort(): Promise<number> {
-  const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
-  const port = probe.port!
-  await probe.stop(true)
-  return port
-}
 
 /** A page whose shop callback is answered by the test, so the browser lands somewhere real. */
 async function newShopPage(context: Browser | BrowserContext = browser, viewport = { width: 1280, height: 900 }) {

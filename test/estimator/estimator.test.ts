@@ -11,13 +11,10 @@ import { createAgeEstimator } from '../../src/estimator/pool.ts'
 import { laplacianVariance } from '../../src/estimator/sharpness.ts'
 import { DEFAULT_FACE_POLICY } from '../../src/verification/methods/face-policy.ts'
 import { EstimatorBusyError, ImageDecodeError, type AgeEstimator, type FaceObservation, type FrameAnalysis } from '../../src/estimator/types.ts'
+import { cropRgba, readSample } from './sample-photos.ts'
 
-// Real group photos of adults, shipped by @vladmandic/face-api (a devDependency kept for these files only).
-const demoDir = join(dirname(createRequire(import.meta.url).resolve('@vladmandic/face-api/package.json')), 'demo')
 const SAMPLES = [1, 2, 3, 4, 5, 6].map((n) => `sample${n}.jpg`)
 const LOAD_TIMEOUT = 120_000
-
-const readSample = (name: string) => Bun.file(join(demoDir, name)).bytes()
 
 function encodePng(width: number, height: number, pixel: (x: number, y: number) => [number, number, number]): Uint8Array {
   const png = new PNG({ width, height })
@@ -30,19 +27,14 @@ function encodePng(width: number, height: number, pixel: (x: number, y: number) 
   return new Uint8Array(PNG.sync.write(png))
 }
 
-/** A close-up, selfie-like frame: one face from a group photo, with margin, re-encoded as JPEG. */
+/** A close-up, selfie-like frame: one face from a group photo, with margin (box in the analysed frame). */
 function cropJpeg(source: Uint8Array, box: { x: number; y: number; width: number; height: number }, scale: number, margin = 0.6) {
-  const image = jpeg.decode(source, { useTArray: true })
-  // The box is in the analysed (downscaled) frame; map it back to the source's pixels.
-  const x0 = Math.max(0, Math.round((box.x - box.width * margin) * scale))
-  const y0 = Math.max(0, Math.round((box.y - box.height * margin) * scale))
-  const x1 = Math.min(image.width, Math.round((box.x + box.width * (1 + margin)) * scale))
-  const y1 = Math.min(image.height, Math.round((box.y + box.height * (1 + margin)) * scale))
-  const width = x1 - x0
-  const height = y1 - y0
-  const data = new Uint8Array(width * height * 4)
-  for (let y = 0; y < height; y++) data.set(image.data.subarray(((y0 + y) * image.width + x0) * 4, ((y0 + y) * image.width + x1) * 4), y * width * 4)
-  return { width, height, data }
+  return cropRgba(source, {
+    x: Math.round((box.x - box.width * margin) * scale),
+    y: Math.round((box.y - box.height * margin) * scale),
+    x1: Math.round((box.x + box.width * (1 + margin)) * scale),
+    y1: Math.round((box.y + box.height * (1 + margin)) * scale),
+  })
 }
 
 /** Stores an upright image the way a phone does, rotated, with EXIF orientation 6 telling viewers to turn it back. */

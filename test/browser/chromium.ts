@@ -1,0 +1,53 @@
+import { existsSync } from 'node:fs'
+import { chromium, type Browser } from 'playwright-core'
+import { createHandler } from '../../src/app.tsx'
+import { startServices, type Services } from '../../src/boot.ts'
+import { silentLogger } from '../../src/lib/log.ts'
+import { freshDatabaseUrl, testConfig } from '../helpers.ts'
+
+/**
+ * Browser tests use Debian's Chromium through playwright-core. Without it they are skipped with one
+ * line; under CI, a missing Chromium is a failure rather than a silent pass.
+ */
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+export const hasChromium = existsSync(CHROMIUM)
+if (!hasChromium) {
+  if (process.env.CI) throw new Error(`browser tests need Chromium at ${CHROMIUM} (apt-get install chromium)`)
+  console.warn(`browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`)
+}
+
+const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+
+export function launchChromium(extraArgs: string[] = []): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: [...FLAGS, ...extraArgs] })
+}
+
+async function freePort(): Promise<number> {
+  const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
+  const port = probe.port!
+  await probe.stop(true)
+  return port
+}
+
+export type RunningServer = { baseUrl: string; services: Services; stop(): Promise<void> }
+
+/** A real listening server, as `bun start` runs it, on a fresh database. */
+export async function startTestServer(env: Record<string, string> = {}, options: { estimator?: boolean } = {}): Promise<RunningServer> {
+  const database = await freshDatabaseUrl()
+  const port = await freePort()
+  const baseUrl = `http://127.0.0.1:${port}`
+  const services = await startServices(testConfig({ DATABASE_URL: database.url, PUBLIC_URL: baseUrl, ISSUER_URL: baseUrl, ...env }), {
+    log: silentLogger,
+    estimator: options.estimator,
+  })
+  const server = Bun.serve({ port, hostname: '127.0.0.1', fetch: createHandler(services.deps) })
+  return {
+    baseUrl,
+    services,
+    async stop() {
+      await server.stop()
+      await services.close()
+      await database.drop()
+    },
+  }
+}
