@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { adminSocketPath, forwardCommand } from './admin-socket.ts'
 import { startServices } from './boot.ts'
-import { consoleIo, HELP, options, runCommand, type Io } from './commands.ts'
+import { consoleIo, HELP, options, runCommand, runEstimatorCommand, type Io } from './commands.ts'
 import { ConfigError, loadConfig, type Config } from './config.ts'
 import { silentLogger } from './lib/log.ts'
 import { runServer } from './server.ts'
@@ -25,6 +25,7 @@ export async function runCli(argv: string[], config: Config, io: Io = consoleIo)
     await runServer(config)
     return -1
   }
+  if (command === 'estimator') return runEstimatorCommand(argv, io, config.face.workers)
   let services
   try {
     services = await startServices(config, { holder: 'an ofage command', log: silentLogger })

@@ -12,6 +12,7 @@ import {
   type Client,
   type ClientChanges,
 } from './oauth/clients.ts'
+import { evaluateDataset } from './estimator/eval-command.ts'
 import { countUsage, periods, resolveInterval, type Period } from './usage/report.ts'
 
 export const HELP = `ofage — self-hosted age verification
@@ -52,6 +53,9 @@ export const options = {
   period: { type: 'string' },
   'start-date': { type: 'string' },
   'end-date': { type: 'string' },
+  dataset: { type: 'string' },
+  thresholds: { type: 'string' },
+  buffers: { type: 'string' },
 } as const
 
 export type Flags = ReturnType<typeof parseArgs<{ options: typeof options; allowPositionals: true }>>['values']
@@ -215,3 +219,27 @@ export async function runCommand(services: Services, argv: string[], io: Io): Pr
   }
 }
 
+
+/** `estimator eval --dataset DIR`: needs no database, so it runs before any is opened. */
+export async function runEstimatorCommand(argv: string[], io: Io, workers: number): Promise<number> {
+  const { values: flags, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: true })
+  if (positionals[1] !== 'eval' || !flags.dataset) {
+    io.err('ofage: usage: estimator eval --dataset DIR [--thresholds 18,21] [--buffers 0,3,5,7,10]')
+    return 2
+  }
+  const list = (value: string | undefined, fallback: number[]) => (value === undefined ? fallback : value.split(',').map((n) => Number(n.trim())))
+  const thresholds = list(flags.thresholds, [13, 16, 18, 21, 25])
+  const buffers = list(flags.buffers, [0, 3, 5, 7, 10])
+  if ([...thresholds, ...buffers].some((n) => !Number.isInteger(n) || n < 0 || n > 120)) {
+    io.err('ofage: --thresholds and --buffers take whole numbers separated by commas')
+    return 2
+  }
+  try {
+    const { evaluation, text } = await evaluateDataset({ dataset: flags.dataset, thresholds, buffers, workers }, (line) => io.err(line))
+    io.out(flags.json ? JSON.stringify(evaluation, null, 2) : text)
+    return 0
+  } catch (cause) {
+    io.err(`ofage: ${(cause as Error).message}`)
+    return 1
+  }
+}
