@@ -266,15 +266,22 @@ describe('createAgeEstimator (worker pool)', () => {
 
   test('queues at most maxQueue frames beyond the busy worker, refusing the rest as busy', async () => {
     const photo = await readSample('sample1.jpg')
-    // Each call gets its own copy: the estimator takes over (transfers) the buffer it is given.
-    const outcomes = await Promise.allSettled(Array.from({ length: 6 }, () => estimator.analyze(photo.slice())))
+    const outcomes = await Promise.allSettled(Array.from({ length: 6 }, () => estimator.analyze(photo)))
     const resolved = outcomes.filter((o) => o.status === 'fulfilled')
     const busy = outcomes.filter((o) => o.status === 'rejected' && o.reason instanceof EstimatorBusyError)
     expect(resolved).toHaveLength(2)
     expect(busy).toHaveLength(4)
     // Once the queue drains the estimator accepts frames again.
-    const frame = await estimator.analyze(photo.slice())
+    const frame = await estimator.analyze(photo)
     expect(frame.faces.length).toBeGreaterThanOrEqual(3)
+  }, LOAD_TIMEOUT)
+
+  test("analyze leaves the caller's bytes alone, a Node Buffer included (it used to empty them)", async () => {
+    const photo = Buffer.from(await readSample('sample1.jpg'))
+    const length = photo.length
+    await estimator.analyze(photo)
+    expect(photo.length).toBe(length)
+    expect(photo.subarray(0, 2)).toEqual(Buffer.from([0xff, 0xd8]))
   }, LOAD_TIMEOUT)
 
   test('models that cannot be loaded locally fail `ready` and every frame, with no fallback download', async () => {
