@@ -42,8 +42,9 @@ async function openPostgres(target: DatabaseTarget & { kind: 'postgres' }, optio
   const client = postgres(target.url, {
     max: options.maxConnections ?? 10,
     onnotice: () => {},
-    connect_timeout: 5,
-    // Fail fast when Postgres is gone instead of letting requests queue forever.
+    // Fail fast when Postgres is gone or a connection is cut mid-handshake, instead of letting requests
+    // queue: the request answers 500 and the next one connects afresh (test/database-faults.test.ts).
+    connect_timeout: 3,
     idle_timeout: 60,
   })
   const db = drizzlePostgres(client, { schema }) as unknown as Database

@@ -98,7 +98,7 @@ const en: Messages = {
     busy: 'The age check is busy right now. Please try again in a moment.',
     unreadable: 'The picture could not be read. Please take it again.',
     failures: {
-      no_face: () => 'We could not see a face. Face the camera in good light and try again.',
+      no_face: () => 'We could not see a face. Face the camera in good light.',
       several_faces: () => 'We saw more than one face. Make sure only you are in the picture.',
       face_too_small: () => 'Your face is too far away. Move closer to the camera.',
       too_blurry: () => 'The picture is blurred. Hold still in good light.',
@@ -170,7 +170,7 @@ const de: Messages = {
     busy: 'Die Altersprüfung ist gerade ausgelastet. Bitte versuchen Sie es gleich noch einmal.',
     unreadable: 'Das Bild konnte nicht gelesen werden. Bitte nehmen Sie es erneut auf.',
     failures: {
-      no_face: () => 'Wir konnten kein Gesicht erkennen. Schauen Sie bei gutem Licht in die Kamera und versuchen Sie es erneut.',
+      no_face: () => 'Wir konnten kein Gesicht erkennen. Schauen Sie bei gutem Licht in die Kamera.',
       several_faces: () => 'Wir haben mehr als ein Gesicht gesehen. Achten Sie darauf, dass nur Sie im Bild sind.',
       face_too_small: () => 'Ihr Gesicht ist zu weit entfernt. Gehen Sie näher an die Kamera.',
       too_blurry: () => 'Das Bild ist unscharf. Halten Sie bei gutem Licht still.',

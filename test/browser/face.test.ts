@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -135,6 +135,18 @@ describe.skipIf(!hasChromium)('the face check in headless Chromium', () => {
     })
     expect(violations).toEqual([])
     await page.context().close()
+  }, 60_000)
+
+  test.skipIf(!process.env.UPDATE_SCREENSHOTS)('screenshots of the face check for docs/ (UPDATE_SCREENSHOTS=1)', async () => {
+    mkdirSync('docs/screenshots', { recursive: true })
+    for (const [name, viewport] of [['desktop', { width: 1280, height: 900 }], ['phone', { width: 390, height: 844 }]] as const) {
+      const page = await openPage(patternCamera, viewport, `shot-${name}`)
+      await page.screenshot({ path: `docs/screenshots/face-${name}.png`, fullPage: true })
+      await checkWithCamera(page)
+      await page.getByRole('alert').waitFor({ timeout: 30_000 })
+      await page.screenshot({ path: `docs/screenshots/face-failed-${name}.png`, fullPage: true })
+      await page.context().close()
+    }
   }, 60_000)
 
   test('nothing of the pictures is kept: no image bytes in the database or in any file written', async () => {
