@@ -11,6 +11,8 @@ export type AgeEstimatorOptions = {
   assets?: EngineAssets
   /** The worker script; the default suits `bun src/...` and a binary compiled from src/cli.ts. */
   workerUrl?: string | URL
+  /** A frame still unanswered after this long is given up: its worker is replaced, the caller hears "busy". */
+  frameTimeoutMs?: number
 }
 
 /**
@@ -24,7 +26,7 @@ function defaultWorkerUrl(): URL {
 
 type Job = { id: number; image: ArrayBuffer; resolve: (analysis: FrameAnalysis) => void; reject: (error: Error) => void }
 
-type Slot = { worker: Worker; ready: boolean; job?: Job }
+type Slot = { worker: Worker; ready: boolean; job?: Job; timer?: Timer }
 
 /** Also the readiness signal: a pool that never loaded rejects every frame with the load error. */
 class EstimatorUnavailableError extends Error {
@@ -50,6 +52,9 @@ export function createAgeEstimator(options: AgeEstimatorOptions = {}): AgeEstima
   const maxQueue = Math.max(0, Math.floor(options.maxQueue ?? 8))
   const assets = options.assets ?? {}
   const workerUrl = options.workerUrl ?? defaultWorkerUrl()
+  // Ten times a slow frame: long enough never to cut a real analysis, short enough that a wedged worker
+  // (a pathological image, a wasm fault) does not hold its slot for good.
+  const frameTimeoutMs = options.frameTimeoutMs ?? 15_000
   const queue: Job[] = []
   const slots: Slot[] = []
   let nextId = 1
@@ -85,6 +90,7 @@ export function createAgeEstimator(options: AgeEstimatorOptions = {}): AgeEstima
     } else {
       const job = slot.job
       slot.job = undefined
+      clearTimeout(slot.timer)
       if (job?.id === message.id) {
         if (message.type === 'result') job.resolve(message.analysis)
         else job.reject(revive(message.error))
@@ -94,8 +100,8 @@ export function createAgeEstimator(options: AgeEstimatorOptions = {}): AgeEstima
   }
 
   /** A worker that dies (e.g. wasm out of memory) loses its frame; a ready one is replaced, a loading one fails the pool. */
-  function onCrash(slot: Slot, reason: string) {
-    const error = new Error(reason)
+  function onCrash(slot: Slot, reason: string, error: Error = new Error(reason)) {
+    clearTimeout(slot.timer)
     slot.job?.reject(error)
     slot.job = undefined
     slot.worker.terminate()
@@ -111,6 +117,7 @@ export function createAgeEstimator(options: AgeEstimatorOptions = {}): AgeEstima
       const job = queue.shift()
       if (!job) return
       slot.job = job
+      slot.timer = setTimeout(() => onCrash(slot, 'estimator frame timed out', new EstimatorBusyError()), frameTimeoutMs)
       slot.worker.postMessage({ type: 'analyze', id: job.id, image: job.image } satisfies ToWorker, [job.image])
     }
   }
@@ -139,6 +146,7 @@ export function createAgeEstimator(options: AgeEstimatorOptions = {}): AgeEstima
       settleReady.reject(error)
       for (const job of queue.splice(0)) job.reject(error)
       for (const slot of slots) {
+        clearTimeout(slot.timer)
         slot.job?.reject(error)
         slot.job = undefined
         slot.worker.terminate()
