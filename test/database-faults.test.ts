@@ -17,7 +17,9 @@ import { testBrowser } from './verification/browser.ts'
 class PostgresProxy {
   private server: Server | undefined
   private accepting = false
+  private frozen = false
   private readonly sockets = new Set<Socket>()
+  private readonly pairs = new Set<[Socket, Socket]>()
   constructor(
     readonly port: number,
     private readonly target: { host: string; port: number },
@@ -34,11 +36,27 @@ class PostgresProxy {
         socket.on('close', () => this.sockets.delete(socket))
         socket.on('error', () => {})
       }
-      client.pipe(upstream).pipe(client)
-      client.on('close', () => upstream.destroy())
+      const pair: [Socket, Socket] = [client, upstream]
+      this.pairs.add(pair)
+      if (!this.frozen) client.pipe(upstream).pipe(client)
+      client.on('close', () => (upstream.destroy(), this.pairs.delete(pair)))
       upstream.on('close', () => client.destroy())
     })
     await new Promise<void>((resolve) => this.server!.listen(this.port, '127.0.0.1', resolve))
+  }
+
+  /** A half-open link: connections stay up, but nothing gets through in either direction. */
+  freeze() {
+    this.frozen = true
+    for (const [client, upstream] of this.pairs) {
+      client.unpipe(upstream)
+      upstream.unpipe(client)
+    }
+  }
+
+  thaw() {
+    this.frozen = false
+    for (const [client, upstream] of this.pairs) client.pipe(upstream).pipe(client)
   }
 
   async close() {
@@ -79,6 +97,19 @@ afterAll(async () => {
   await services.close()
   await database.drop()
 }, 30_000)
+
+/**
+ * What a client does with a 500: try again shortly. The budget allows for one request caught on a
+ * connection that hung during the outage, which the API deadline (10 s) answers with a 500.
+ */
+async function untilAnswered(send: () => Promise<Response>) {
+  const deadline = performance.now() + 30_000
+  for (let attempt = 1; ; attempt++) {
+    const response = await send()
+    if (response.status !== 500 || performance.now() > deadline) return { status: response.status, attempt, at: performance.now(), body: await response.json() }
+    await Bun.sleep(250)
+  }
+}
 
 async function waitUntilReady(ms: number): Promise<number> {
   const started = performance.now()
@@ -134,29 +165,45 @@ test.skipIf(!onPostgres)('an outage answers 500 fast and 503 on /readyz; recover
   // clients retry a 500, so each code is exchanged until it succeeds, within seconds.
   await proxy.open()
   const recoveredIn = await waitUntilReady(15_000)
-  const retried = await Promise.all(
-    codes.slice(4).map(async ({ code }) => {
-      const deadline = performance.now() + 10_000
-      for (let attempt = 1; ; attempt++) {
-        const response = await exchange(code)
-        if (response.status !== 500 || performance.now() > deadline) return { status: response.status, attempt, ms: performance.now() - started }
-        await Bun.sleep(250)
-      }
-    }),
-  )
+  const retried = await Promise.all(codes.slice(4).map(({ code }) => untilAnswered(() => exchange(code))))
   // A 500 never redeemed the code behind it: every code still gets its one token.
   expect(retried.map((r) => r.status)).toEqual(Array(8).fill(200))
-  const fullyRecovered = Math.max(...retried.map((r) => r.ms))
+  const fullyRecovered = Math.max(...retried.map((r) => r.at - started))
   console.log(`outage answers: ${elapsed.toFixed(0)} ms; ready again ${recoveredIn.toFixed(0)} ms after Postgres returned; all exchanges served ${fullyRecovered.toFixed(0)} ms after the outage began`)
   const pagesAfter = await Promise.all([complete(), complete()])
   expect(pagesAfter).toEqual([303, 303])
 
   // Every code was redeemed exactly once; every approved check counted exactly once.
-  const replays = await Promise.all(codes.map(({ code }) => exchange(code).then((r) => r.json() as Promise<{ error: string }>)))
+  const replays = await Promise.all(codes.map(({ code }) => untilAnswered(() => exchange(code)).then((r) => r.body as { error: string })))
   expect(replays.map((r) => r.error)).toEqual(Array(12).fill('code_already_used'))
   const usage = await (await fetch(`${apiUrl}/api/oauth/usage`, { headers: { authorization: basic(client.id, secret) } })).json()
   const [audit] = await queryRows<{ n: number }>(services.deps.db, sql`select count(*)::int as n from audit_logs where client_id = ${client.id}`)
   // 12 codes issued directly plus the 4 page completions that were answered 303; the outage added none.
   expect(usage.usage.total_verifications).toBe(16)
   expect(audit!.n).toBe(16)
-}, 90_000)
+}, 120_000)
+
+test.skipIf(!onPostgres)('a half-open link to Postgres: API calls answer 500 within the deadline instead of hanging', async () => {
+  const { client, secret } = await createClient(services.deps, { name: 'Half-open', redirectUris: [REDIRECT_URI] })
+  const [stuck, fresh] = await Promise.all(
+    [0, 1].map(() => issueCode(services.deps, { clientId: client.id, redirectUri: REDIRECT_URI, state: 's', ageOver: 18, methodClass: 'age_only' })),
+  )
+  const exchange = (code: string) =>
+    fetch(`${apiUrl}/api/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: basic(client.id, secret) },
+      body: JSON.stringify({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, state: 's' }),
+    })
+  proxy.freeze()
+  const started = performance.now()
+  const [response, ready] = await Promise.all([exchange(stuck!.code), fetch(`${apiUrl}/readyz`)])
+  const answeredIn = performance.now() - started
+  expect(response.status).toBe(500)
+  expect(await response.json()).toEqual({ error: 'server_error', error_description: expect.any(String) })
+  expect(answeredIn).toBeLessThan(12_000)
+  expect(ready.status).toBe(503)
+  proxy.thaw()
+  await waitUntilReady(15_000)
+  expect((await exchange(fresh!.code)).status).toBe(200)
+  console.log(`half-open link: API answered 500 after ${answeredIn.toFixed(0)} ms`)
+}, 60_000)

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { instrument } from '../src/ops/instrument.ts'
+import { createMetrics } from '../src/ops/metrics.ts'
 import { createTestContext, json, REDIRECT_URI, type TestContext } from './helpers.ts'
 
 let ctx: TestContext
@@ -82,5 +84,23 @@ describe('GET /metrics', () => {
     expect(text).toMatch(/ofage_codes_total\{event="replayed"\} [1-9]/)
     expect(text).toMatch(/ofage_plan_limit_refusals_total [1-9]/)
     expect(text).not.toContain(code)
+  })
+})
+
+describe('the API deadline', () => {
+  test('an API call that never answers gets the spec 500 at the deadline; a page is not cut', async () => {
+    const logged: string[] = []
+    const handle = instrument(
+      () => new Promise<Response>(() => {}),
+      { info() {}, error: (event) => logged.push(event) },
+      createMetrics(),
+      50,
+    )
+    const response = await handle(new Request('http://ofage.test/api/oauth/token', { method: 'POST' }))
+    expect(response.status).toBe(500)
+    expect(await response.json()).toEqual({ error: 'server_error', error_description: expect.any(String) })
+    expect(logged).toEqual(['request_deadline'])
+    const page = await Promise.race([handle(new Request('http://ofage.test/')), Bun.sleep(200).then(() => 'still waiting')])
+    expect(page).toBe('still waiting')
   })
 })

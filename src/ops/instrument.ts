@@ -1,3 +1,4 @@
+import { serverError } from '../errors.ts'
 import type { Logger } from '../lib/log.ts'
 import type { Metrics } from './metrics.ts'
 
@@ -38,10 +39,18 @@ export function routeLabel(pathname: string): string {
 }
 
 /**
- * Wraps the app's handler: gives every request an id (a proxy's X-Request-Id if it is plain, else a new
- * one), returns it in X-Request-Id, and writes one JSON log line and the HTTP metrics per request.
+ * API calls do a few indexed queries; one still unanswered after this long is waiting on a database that
+ * stopped answering without closing the connection (a half-open link). The caller gets the spec's 500
+ * rather than a hang; the query itself finishes or fails in the background.
  */
-export function instrument(handle: (request: Request) => Promise<Response>, log: Logger, metrics: Metrics) {
+export const API_DEADLINE_MS = 10_000
+
+/**
+ * Wraps the app's handler: gives every request an id (a proxy's X-Request-Id if it is plain, else a new
+ * one), returns it in X-Request-Id, bounds API calls by API_DEADLINE_MS, and writes one JSON log line and
+ * the HTTP metrics per request.
+ */
+export function instrument(handle: (request: Request) => Promise<Response>, log: Logger, metrics: Metrics, deadlineMs = API_DEADLINE_MS) {
   return async (request: Request): Promise<Response> => {
     const started = performance.now()
     const offered = request.headers.get('x-request-id')
@@ -49,7 +58,11 @@ export function instrument(handle: (request: Request) => Promise<Response>, log:
     const headers = new Headers(request.headers)
     headers.set('x-request-id', requestId)
     const forwarded = new Request(request, { headers })
-    const response = await handle(forwarded)
+    const isApi = new URL(request.url).pathname.startsWith('/api/')
+    const response = isApi ? await withDeadline(handle(forwarded), deadlineMs, () => {
+      log.error('request_deadline', { request_id: requestId, route: routeLabel(new URL(request.url).pathname), ms: deadlineMs })
+      return Response.json(serverError.toBody(), { status: 500, headers: { 'cache-control': 'no-store' } })
+    }) : await handle(forwarded)
     const route = routeLabel(new URL(request.url).pathname)
     const seconds = (performance.now() - started) / 1000
     metrics.httpRequests.inc({ method: request.method, route, status: String(response.status) })
@@ -58,5 +71,15 @@ export function instrument(handle: (request: Request) => Promise<Response>, log:
     const out = new Response(response.body, response)
     out.headers.set('x-request-id', requestId)
     return out
+  }
+}
+
+async function withDeadline(work: Promise<Response>, ms: number, onTimeout: () => Response): Promise<Response> {
+  let timer: Timer | undefined
+  const deadline = new Promise<Response>((resolve) => (timer = setTimeout(() => resolve(onTimeout()), ms)))
+  try {
+    return await Promise.race([work, deadline])
+  } finally {
+    clearTimeout(timer)
   }
 }
