@@ -183,10 +183,9 @@ export function pageRoutes(deps: AppDeps) {
         rejectDuplicateQuery(request)
         const authorization = await checkAuthorizationRequest(deps.db, query, deps.clock.now())
         let browserId = stringCookie(cookie[BROWSER_COOKIE])
-        if (!browserId || browserId.length > 64) {
-          browserId = randomToken(24)
-          cookie[BROWSER_COOKIE]!.set({ value: browserId, ...cookieOptions, maxAge: (2 * SESSION_LIFETIME_MS) / 1000 })
-        }
+        if (!browserId || browserId.length > 64) browserId = randomToken(24)
+        // Sent again on every new request, so the cookie always outlives the session it binds.
+        cookie[BROWSER_COOKIE]!.set({ value: browserId, ...cookieOptions, maxAge: (2 * SESSION_LIFETIME_MS) / 1000 })
         const session = await createSession(deps, authorization, browserId)
         return render({ session, client: authorization.client, cookie, lang: pickLanguage(request.headers.get('accept-language'), query.lang) }, set)
       },

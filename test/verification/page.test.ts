@@ -347,6 +347,16 @@ describe('headers, cookies and language', () => {
     }
   })
 
+  test('the browser cookie is renewed with each new request, so it outlives every session it binds (it used to expire an hour after the first)', async () => {
+    const browser = testBrowser(ctx)
+    await browser.open({ client_id: sandbox.id })
+    const first = browser.jar.get('ofage_browser')
+    const { response } = await browser.open({ client_id: sandbox.id })
+    const renewed = response.headers.getSetCookie().find((c) => c.startsWith('ofage_browser='))
+    expect(renewed).toContain(`ofage_browser=${first}`)
+    expect(renewed).toMatch(/Max-Age=3600/i)
+  })
+
   test('Accept-Language picks German; ?lang= switches; the page says which language it is in', async () => {
     const browser = testBrowser(ctx)
     const { page } = await browser.open({ client_id: sandbox.id }, { headers: { 'accept-language': 'de-DE,de;q=0.9,en;q=0.5' } })
