@@ -65,8 +65,7 @@ export function loadConfig(env: Env = process.env): Config {
     signingKeyFile: nonEmpty(env.SIGNING_KEY_FILE),
     demo: readFlag('OFAGE_DEMO', env.OFAGE_DEMO) ?? database.kind !== 'postgres',
     face: {
-      // The compiled binary does not carry the face models (docs/deploy.md): there it is off unless asked.
-      enabled: readFlag('FACE_CHECK', env.FACE_CHECK) ?? !import.meta.url.startsWith('file:///$bunfs/'),
+      enabled: readFlag('FACE_CHECK', env.FACE_CHECK) ?? true,
       buffer: readInt('FACE_AGE_BUFFER', env.FACE_AGE_BUFFER, { min: 0, max: 30, fallback: 7 }),
       workers: readInt('FACE_WORKERS', env.FACE_WORKERS, { min: 1, max: 16, fallback: 1 }),
       queue: readInt('FACE_QUEUE', env.FACE_QUEUE, { min: 0, max: 1000, fallback: 8 }),

@@ -19,3 +19,10 @@ declare module '*/face-capture.js' {
   const path: string
   export default path
 }
+declare module '*.bin' {
+  const path: string
+  export default path
+}
+declare module '*/human.node-wasm.js' {
+  export const Human: new (config: Partial<import('@vladmandic/human').Config>) => import('@vladmandic/human').Human
+}

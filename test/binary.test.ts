@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createLocalJWKSet, jwtVerify } from 'jose'
 import { basic, freshDatabaseUrl, onPostgres, REDIRECT_URI } from './helpers.ts'
+import { closeUpJpeg } from './estimator/sample-photos.ts'
 import { callback, testBrowser } from './verification/browser.ts'
 
 /**
@@ -42,7 +43,6 @@ beforeAll(async () => {
     PUBLIC_URL: baseUrl,
     DATA_DIR: join(workDir, 'data'),
     DATABASE_URL: database?.url ?? '',
-    FACE_CHECK: '0',
     OFAGE_DEMO: '0',
   }
 })
@@ -92,5 +92,23 @@ describe.skipIf(!built)('the compiled binary', () => {
     const usage = await run('usage', client.client_id, '--json')
     expect(usage.status).toBe(0)
     expect(JSON.parse(usage.out).usage.total_verifications).toBe(1)
+  }, 60_000)
+
+  test('the face check runs from the binary alone: models and workers embedded', async () => {
+    const created = await run('clients', 'create', '--name', 'Binary production shop', '--redirect-uri', REDIRECT_URI, '--json')
+    const client = JSON.parse(created.out) as { client_id: string }
+    let estimatorReady = false
+    for (let i = 0; i < 150 && !estimatorReady; i++) {
+      estimatorReady = ((await (await fetch(`${baseUrl}/readyz`)).json()) as { checks: { estimator?: boolean } }).checks.estimator === true
+      if (!estimatorReady) await Bun.sleep(100)
+    }
+    expect(estimatorReady).toBe(true)
+    const browser = testBrowser({ baseUrl })
+    const { page } = await browser.open({ client_id: client.client_id, state: 'face' })
+    const form = new FormData()
+    form.set('csrf', page.csrf!)
+    form.append('frame', new File([await closeUpJpeg('olderLooking')], 'selfie.jpg', { type: 'image/jpeg' }))
+    const back = callback(await browser.request(page.action('/methods/face'), { method: 'POST', body: form }))
+    expect(back?.state).toBe('face')
   }, 60_000)
 })

@@ -1,14 +1,16 @@
-import { createRequire } from 'node:module'
-import { dirname, join } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import type { Config, Human } from '@vladmandic/human'
+import type { Config } from '@vladmandic/human'
 import jpeg from 'jpeg-js'
+// The node-wasm build by path: the package's exports map does not resolve it. Imported statically so a
+// compiled binary bundles it, with the tfjs packages it requires.
+import { Human } from '../../node_modules/@vladmandic/human/dist/human.node-wasm.js'
+import { faceAssetFolders } from './embedded-assets.ts'
 import { decodeImage, type RgbImage } from './image.ts'
 import { laplacianVariance } from './sharpness.ts'
 import type { FaceObservation, FrameAnalysis } from './types.ts'
 
-/** Where Human's models and the tfjs wasm binaries are; both default to the installed npm packages. */
-export type EngineAssets = { humanDir?: string; wasmDir?: string }
+/** Where Human's models and the tfjs wasm binaries are; both default to the ones the program carries. */
+export type EngineAssets = { modelsDir?: string; wasmDir?: string }
 
 export type HumanEngine = {
   analyzeImage(bytes: Uint8Array): Promise<FrameAnalysis>
@@ -22,19 +24,17 @@ export type HumanEngine = {
 const MAX_FACES = 5
 const REQUIRED_MODELS = ['blazeface', 'facemesh', 'faceres', 'antispoof', 'liveness']
 
-function resolveAssets(assets: EngineAssets): { humanDir: string; wasmDir: string } {
-  const require = createRequire(import.meta.url)
-  return {
-    humanDir: assets.humanDir ?? dirname(require.resolve('@vladmandic/human/package.json')),
-    wasmDir: assets.wasmDir ?? join(dirname(require.resolve('@tensorflow/tfjs-backend-wasm/package.json')), 'dist'),
-  }
+function resolveAssets(assets: EngineAssets): { modelsDir: string; wasmDir: string } {
+  if (assets.modelsDir && assets.wasmDir) return { modelsDir: assets.modelsDir, wasmDir: assets.wasmDir }
+  const carried = faceAssetFolders()
+  return { modelsDir: assets.modelsDir ?? carried.modelsDir, wasmDir: assets.wasmDir ?? carried.wasmDir }
 }
 
 /**
  * Every path is local: Human's defaults point at a CDN, which the service must never reach. Frame caching
  * is off (cacheSensitivity 0, skipFrames 0) because each call is an unrelated still, not a video stream.
  */
-function humanConfig(humanDir: string, wasmDir: string): Partial<Config> {
+function humanConfig(modelsDir: string, wasmDir: string): Partial<Config> {
   const everyFrame = { skipFrames: 0, skipTime: 0 }
   return {
     backend: 'wasm',
@@ -42,7 +42,7 @@ function humanConfig(humanDir: string, wasmDir: string): Partial<Config> {
     wasmPath: wasmDir.endsWith('/') ? wasmDir : `${wasmDir}/`,
     wasmPlatformFetch: false,
     // A file:// URL: tfjs falls back to its HTTP loader, which calls fetch, and Bun's fetch reads file:// URLs.
-    modelBasePath: `${pathToFileURL(join(humanDir, 'models')).href}/`,
+    modelBasePath: `${pathToFileURL(modelsDir).href}/`,
     cacheModels: false,
     cacheSensitivity: 0,
     warmup: 'none',
@@ -74,10 +74,8 @@ function humanConfig(humanDir: string, wasmDir: string): Partial<Config> {
 
 /** Loads Human with the wasm backend and the face models, once; the caller keeps the engine for its lifetime. */
 export async function createHumanEngine(assets: EngineAssets = {}): Promise<HumanEngine> {
-  const { humanDir, wasmDir } = resolveAssets(assets)
-  // The package's exports map is not resolvable for the node-wasm build, so it is required by path.
-  const module = createRequire(import.meta.url)(join(humanDir, 'dist', 'human.node-wasm.js')) as { Human: new (config: Partial<Config>) => Human }
-  const human = new module.Human(humanConfig(humanDir, wasmDir))
+  const { modelsDir, wasmDir } = resolveAssets(assets)
+  const human = new Human(humanConfig(modelsDir, wasmDir))
   await human.load()
   if (human.tf.getBackend() !== 'wasm') throw new Error(`tfjs backend is ${human.tf.getBackend()}, expected wasm`)
   const loaded = human.models.loaded()

@@ -1,0 +1,69 @@
+// The face models and the tfjs WASM binaries, imported as files so that `bun build --compile` embeds
+// them (11 MB). From a checkout these are the installed packages' own files; inside the binary they live
+// in its virtual file system, which tfjs cannot read, so they are copied out to a temporary folder.
+import { createHash } from 'node:crypto'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import antispoofBin from '../../node_modules/@vladmandic/human/models/antispoof.bin' with { type: 'file' }
+import antispoofJson from '../../node_modules/@vladmandic/human/models/antispoof.json' with { type: 'file' }
+import blazefaceBin from '../../node_modules/@vladmandic/human/models/blazeface.bin' with { type: 'file' }
+import blazefaceJson from '../../node_modules/@vladmandic/human/models/blazeface.json' with { type: 'file' }
+import facemeshBin from '../../node_modules/@vladmandic/human/models/facemesh.bin' with { type: 'file' }
+import facemeshJson from '../../node_modules/@vladmandic/human/models/facemesh.json' with { type: 'file' }
+import faceresBin from '../../node_modules/@vladmandic/human/models/faceres.bin' with { type: 'file' }
+import faceresJson from '../../node_modules/@vladmandic/human/models/faceres.json' with { type: 'file' }
+import livenessBin from '../../node_modules/@vladmandic/human/models/liveness.bin' with { type: 'file' }
+import livenessJson from '../../node_modules/@vladmandic/human/models/liveness.json' with { type: 'file' }
+import wasmSimd from '../../node_modules/@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.wasm' with { type: 'file' }
+import wasmThreaded from '../../node_modules/@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-threaded-simd.wasm' with { type: 'file' }
+import wasmPlain from '../../node_modules/@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm.wasm' with { type: 'file' }
+
+// By their original names: a model's JSON names its weights file, and tfjs looks for the wasm by name,
+// while the binary stores each file under a hashed name. (TypeScript types a .json import as its
+// contents; with `type: 'file'` Bun gives its path.)
+const models: Record<string, string> = {
+  'antispoof.bin': antispoofBin,
+  'antispoof.json': antispoofJson as unknown as string,
+  'blazeface.bin': blazefaceBin,
+  'blazeface.json': blazefaceJson as unknown as string,
+  'facemesh.bin': facemeshBin,
+  'facemesh.json': facemeshJson as unknown as string,
+  'faceres.bin': faceresBin,
+  'faceres.json': faceresJson as unknown as string,
+  'liveness.bin': livenessBin,
+  'liveness.json': livenessJson as unknown as string,
+}
+const wasm: Record<string, string> = {
+  'tfjs-backend-wasm-simd.wasm': wasmSimd,
+  'tfjs-backend-wasm-threaded-simd.wasm': wasmThreaded,
+  'tfjs-backend-wasm.wasm': wasmPlain,
+}
+const marker = models['blazeface.json']!
+
+/**
+ * Folders holding the models and the `.wasm` files, on a real file system. Inside the binary they are
+ * written once to a folder named after the embedded files (whose names carry content hashes), so every
+ * start and every worker reuses it; it is built aside and renamed into place, so workers starting
+ * together never see half of it.
+ */
+export function faceAssetFolders(): { modelsDir: string; wasmDir: string } {
+  const embedded = marker.startsWith('/$bunfs/') || marker.startsWith('B:/~BUN/')
+  if (!embedded) return { modelsDir: dirname(marker), wasmDir: dirname(wasm['tfjs-backend-wasm.wasm']!) }
+  const version = createHash('sha256').update(JSON.stringify([models, wasm])).digest('hex').slice(0, 16)
+  const root = join(tmpdir(), `ofage-face-${version}`)
+  const folders = { modelsDir: join(root, 'models'), wasmDir: join(root, 'wasm') }
+  if (existsSync(root)) return folders
+  const staging = mkdtempSync(join(tmpdir(), 'ofage-face-staging-'))
+  mkdirSync(join(staging, 'models'))
+  mkdirSync(join(staging, 'wasm'))
+  for (const [name, file] of Object.entries(models)) writeFileSync(join(staging, 'models', name), readFileSync(file))
+  for (const [name, file] of Object.entries(wasm)) writeFileSync(join(staging, 'wasm', name), readFileSync(file))
+  try {
+    renameSync(staging, root)
+  } catch {
+    // Another worker put it in place first.
+    rmSync(staging, { recursive: true, force: true })
+  }
+  return folders
+}
