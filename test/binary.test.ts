@@ -107,7 +107,7 @@ describe.skipIf(!built)('the compiled binary', () => {
     const { page } = await browser.open({ client_id: client.client_id, state: 'face' })
     const form = new FormData()
     form.set('csrf', page.csrf!)
-    form.append('frame', new File([await closeUpJpeg('olderLooking')], 'selfie.jpg', { type: 'image/jpeg' }))
+    form.append('frame', new File([Buffer.from(await closeUpJpeg('olderLooking'))], 'selfie.jpg', { type: 'image/jpeg' }))
     const back = callback(await browser.request(page.action('/methods/face'), { method: 'POST', body: form }))
     expect(back?.state).toBe('face')
   }, 60_000)
