@@ -1,4 +1,5 @@
 import { serverError } from '../errors.ts'
+import { withDeadline } from '../lib/deadline.ts'
 import type { Logger } from '../lib/log.ts'
 import type { Metrics } from './metrics.ts'
 
@@ -71,15 +72,5 @@ export function instrument(handle: (request: Request) => Promise<Response>, log:
     const out = new Response(response.body, response)
     out.headers.set('x-request-id', requestId)
     return out
-  }
-}
-
-async function withDeadline(work: Promise<Response>, ms: number, onTimeout: () => Response): Promise<Response> {
-  let timer: Timer | undefined
-  const deadline = new Promise<Response>((resolve) => (timer = setTimeout(() => resolve(onTimeout()), ms)))
-  try {
-    return await Promise.race([work, deadline])
-  } finally {
-    clearTimeout(timer)
   }
 }

@@ -3,6 +3,7 @@ import { Elysia, t } from 'elysia'
 import type { AppDeps } from '../deps.ts'
 import { OAuthError } from '../errors.ts'
 import { constantTimeEqual, sha256Hex } from '../lib/crypto.ts'
+import { withDeadline } from '../lib/deadline.ts'
 import type { Metrics } from './metrics.ts'
 
 /** How long readiness waits for the database before it says no. */
@@ -62,18 +63,12 @@ export function opsRoutes(deps: AppDeps, metrics: Metrics) {
     )
 }
 
-async function probeDatabase(deps: AppDeps): Promise<boolean> {
-  let timer: Timer | undefined
-  const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), DATABASE_PROBE_MS)))
+function probeDatabase(deps: AppDeps): Promise<boolean> {
   const probe = deps.db.execute(sql`select 1`).then(
     () => true,
     () => false,
   )
-  try {
-    return await Promise.race([probe, timeout])
-  } finally {
-    clearTimeout(timer)
-  }
+  return withDeadline(probe, DATABASE_PROBE_MS, () => false)
 }
 
 function hasSigningKey(deps: AppDeps): boolean {
