@@ -59,12 +59,14 @@ export function instrument(handle: (request: Request) => Promise<Response>, log:
     const headers = new Headers(request.headers)
     headers.set('x-request-id', requestId)
     const forwarded = new Request(request, { headers })
-    const isApi = new URL(request.url).pathname.startsWith('/api/')
-    const response = isApi ? await withDeadline(handle(forwarded), deadlineMs, () => {
-      log.error('request_deadline', { request_id: requestId, route: routeLabel(new URL(request.url).pathname), ms: deadlineMs })
-      return Response.json(serverError.toBody(), { status: 500, headers: { 'cache-control': 'no-store' } })
-    }) : await handle(forwarded)
-    const route = routeLabel(new URL(request.url).pathname)
+    const pathname = new URL(request.url).pathname
+    const route = routeLabel(pathname)
+    const response = pathname.startsWith('/api/')
+      ? await withDeadline(handle(forwarded), deadlineMs, () => {
+          log.error('request_deadline', { request_id: requestId, route, ms: deadlineMs })
+          return Response.json(serverError.toBody(), { status: 500, headers: { 'cache-control': 'no-store' } })
+        })
+      : await handle(forwarded)
     const seconds = (performance.now() - started) / 1000
     metrics.httpRequests.inc({ method: request.method, route, status: String(response.status) })
     metrics.httpDuration.observe({ method: request.method, route }, seconds)
