@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { basic, onPostgres, REDIRECT_URI } from './helpers.ts'
+import { basic, onPostgres, REDIRECT_URI, waitUntilReady } from './helpers.ts'
 
 /**
  * A real server process on the embedded store, and CLI commands run as separate processes while it
@@ -22,12 +22,7 @@ async function cli(...argv: string[]) {
 beforeAll(async () => {
   if (onPostgres) return
   server = Bun.spawn(['bun', 'src/index.ts'], { env, stdout: 'ignore', stderr: 'pipe' })
-  for (let i = 0; i < 100; i++) {
-    const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false)
-    if (ready) return
-    await Bun.sleep(100)
-  }
-  throw new Error('the server did not become ready')
+  await waitUntilReady(`http://127.0.0.1:${port}`, 10_000)
 }, 30_000)
 
 afterAll(() => {

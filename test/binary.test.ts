@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createLocalJWKSet, jwtVerify } from 'jose'
-import { basic, freshDatabaseUrl, onPostgres, REDIRECT_URI } from './helpers.ts'
+import { basic, freshDatabaseUrl, onPostgres, REDIRECT_URI, waitUntilReady } from './helpers.ts'
 import { closeUpJpeg } from './estimator/sample-photos.ts'
 import { callback, testBrowser } from './verification/browser.ts'
 
@@ -65,12 +65,7 @@ describe.skipIf(!built)('the compiled binary', () => {
     const client = JSON.parse(created.out) as { client_id: string; client_secret: string }
 
     server = Bun.spawn([BINARY], { env, cwd: workDir, stdout: 'ignore', stderr: 'ignore' })
-    let ready = false
-    for (let i = 0; i < 150 && !ready; i++) {
-      ready = await fetch(`${baseUrl}/readyz`).then((r) => r.ok, () => false)
-      if (!ready) await Bun.sleep(100)
-    }
-    expect(ready).toBe(true)
+    await waitUntilReady(baseUrl)
 
     const browser = testBrowser({ baseUrl })
     const { response, page } = await browser.open({ client_id: client.client_id, state: 'bin' })
@@ -97,12 +92,10 @@ describe.skipIf(!built)('the compiled binary', () => {
   test('the face check runs from the binary alone: models and workers embedded', async () => {
     const created = await run('clients', 'create', '--name', 'Binary production shop', '--redirect-uri', REDIRECT_URI, '--json')
     const client = JSON.parse(created.out) as { client_id: string }
-    let estimatorReady = false
-    for (let i = 0; i < 150 && !estimatorReady; i++) {
-      estimatorReady = ((await (await fetch(`${baseUrl}/readyz`)).json()) as { checks: { estimator?: boolean } }).checks.estimator === true
-      if (!estimatorReady) await Bun.sleep(100)
-    }
-    expect(estimatorReady).toBe(true)
+    // Ready (the first test waited for it) means the estimator's models loaded inside the binary.
+    await waitUntilReady(baseUrl)
+    const ready = (await (await fetch(`${baseUrl}/readyz`)).json()) as { checks: { estimator?: boolean } }
+    expect(ready.checks.estimator).toBe(true)
     const browser = testBrowser({ baseUrl })
     const { page } = await browser.open({ client_id: client.client_id, state: 'face' })
     const form = new FormData()

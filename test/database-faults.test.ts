@@ -5,7 +5,7 @@ import { startServices, type Services } from '../src/boot.ts'
 import { silentLogger } from '../src/lib/log.ts'
 import { createClient } from '../src/oauth/clients.ts'
 import { issueCode } from '../src/oauth/codes.ts'
-import { basic, freshDatabaseUrl, onPostgres, queryRows, REDIRECT_URI, testConfig } from './helpers.ts'
+import { basic, freshDatabaseUrl, onPostgres, queryRows, REDIRECT_URI, testConfig, waitUntilReady } from './helpers.ts'
 import { testBrowser } from './verification/browser.ts'
 
 /**
@@ -85,7 +85,7 @@ beforeAll(async () => {
   apiUrl = `http://127.0.0.1:${port}`
   const env = { ...process.env, DATABASE_URL: viaProxy.toString(), PORT: String(port), PUBLIC_URL: apiUrl, APP_URL: apiUrl, ISSUER_URL: 'https://issuer.ofage.test', FACE_CHECK: '0', OFAGE_DEMO: '0' }
   server = Bun.spawn(['bun', 'src/index.ts'], { env, stdout: 'ignore', stderr: 'ignore' })
-  await waitUntilReady(15_000)
+  await waitUntilReady(apiUrl)
   services = await startServices(testConfig({ DATABASE_URL: database.url }), { log: silentLogger })
 }, 60_000)
 
@@ -109,15 +109,6 @@ async function untilAnswered(send: () => Promise<Response>) {
     if (response.status !== 500 || performance.now() > deadline) return { status: response.status, attempt, at: performance.now(), body: await response.json() }
     await Bun.sleep(250)
   }
-}
-
-async function waitUntilReady(ms: number): Promise<number> {
-  const started = performance.now()
-  while (performance.now() - started < ms) {
-    if (await fetch(`${apiUrl}/readyz`).then((r) => r.ok, () => false)) return performance.now() - started
-    await Bun.sleep(100)
-  }
-  throw new Error(`not ready after ${ms} ms`)
 }
 
 test.skipIf(!onPostgres)('an outage answers 500 fast and 503 on /readyz; recovery needs no restart; nothing is redeemed twice or lost', async () => {
@@ -164,7 +155,7 @@ test.skipIf(!onPostgres)('an outage answers 500 fast and 503 on /readyz; recover
   // outage may still fail a request for a moment (connect_timeout), as it would after a real restart;
   // clients retry a 500, so each code is exchanged until it succeeds, within seconds.
   await proxy.open()
-  const recoveredIn = await waitUntilReady(15_000)
+  const recoveredIn = await waitUntilReady(apiUrl)
   const retried = await Promise.all(codes.slice(4).map(({ code }) => untilAnswered(() => exchange(code))))
   // A 500 never redeemed the code behind it: every code still gets its one token.
   expect(retried.map((r) => r.status)).toEqual(Array(8).fill(200))
@@ -203,7 +194,7 @@ test.skipIf(!onPostgres)('a half-open link to Postgres: API calls answer 500 wit
   expect(answeredIn).toBeLessThan(12_000)
   expect(ready.status).toBe(503)
   proxy.thaw()
-  await waitUntilReady(15_000)
+  await waitUntilReady(apiUrl)
   expect((await exchange(fresh!.code)).status).toBe(200)
   console.log(`half-open link: API answered 500 after ${answeredIn.toFixed(0)} ms`)
 }, 60_000)

@@ -120,3 +120,13 @@ export async function queryRows<T>(db: Database, query: SQL): Promise<T[]> {
   const result = (await db.execute(query)) as unknown
   return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[]
 }
+
+/** Polls a running server's /readyz until it answers 200; returns how long that took. */
+export async function waitUntilReady(baseUrl: string, ms = 15_000): Promise<number> {
+  const started = performance.now()
+  while (performance.now() - started < ms) {
+    if (await fetch(`${baseUrl}/readyz`).then((r) => r.ok, () => false)) return performance.now() - started
+    await Bun.sleep(100)
+  }
+  throw new Error(`${baseUrl} not ready after ${ms} ms`)
+}

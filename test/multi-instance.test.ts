@@ -3,7 +3,7 @@ import { startServices, type Services } from '../src/boot.ts'
 import { silentLogger } from '../src/lib/log.ts'
 import { createClient } from '../src/oauth/clients.ts'
 import { issueCode } from '../src/oauth/codes.ts'
-import { basic, freshDatabaseUrl, onPostgres, REDIRECT_URI, testConfig } from './helpers.ts'
+import { basic, freshDatabaseUrl, onPostgres, REDIRECT_URI, testConfig, waitUntilReady } from './helpers.ts'
 import { testBrowser } from './verification/browser.ts'
 
 /**
@@ -23,9 +23,7 @@ beforeAll(async () => {
     const env = { ...process.env, DATABASE_URL: database.url, PORT: String(port), PUBLIC_URL: url, APP_URL: url, ISSUER_URL: 'https://issuer.ofage.test', FACE_CHECK: '0', OFAGE_DEMO: '0' }
     servers.push({ process: Bun.spawn(['bun', 'src/index.ts'], { env, stdout: 'ignore', stderr: 'ignore' }), url })
   }
-  for (const server of servers) {
-    for (let i = 0; i < 150 && !(await fetch(`${server.url}/readyz`).then((r) => r.ok, () => false)); i++) await Bun.sleep(100)
-  }
+  for (const server of servers) await waitUntilReady(server.url)
   services = await startServices(testConfig({ DATABASE_URL: database.url }), { log: silentLogger })
 }, 60_000)
 
