@@ -21,10 +21,10 @@ Usage: ofage [command] [--json]
   serve                                   run the server (the default)
   migrate                                 apply database migrations
   clients create --name NAME --redirect-uri URI [--redirect-uri URI …]
-                 [--min-age N] [--limit N] [--face-buffer N] [--sandbox]
+                 [--min-age N] [--limit N] [--face-buffer N] [--home-url URL] [--sandbox]
   clients list | show ID | suspend ID | activate ID | rotate-secret ID
   clients update ID [--limit N|none] [--min-age N|none] [--face-buffer N|none]
-                    [--add-redirect-uri URI] [--remove-redirect-uri URI]
+                    [--home-url URL|none] [--add-redirect-uri URI] [--remove-redirect-uri URI]
   audit show TRANSACTION_ID
   usage CLIENT_ID [--period day|month|all] [--start-date D] [--end-date D]
   keys show
@@ -49,6 +49,7 @@ export const options = {
   'min-age': { type: 'string' },
   limit: { type: 'string' },
   'face-buffer': { type: 'string' },
+  'home-url': { type: 'string' },
   sandbox: { type: 'boolean' },
   period: { type: 'string' },
   'start-date': { type: 'string' },
@@ -116,6 +117,7 @@ async function clientsCommand(services: Services, sub: string | undefined, id: s
       minAge: readOptionalInt('--min-age', flags['min-age']),
       verificationLimit: readOptionalInt('--limit', flags.limit),
       faceBuffer: readOptionalInt('--face-buffer', flags['face-buffer']),
+      homeUrl: flags['home-url'],
       sandbox: flags.sandbox ?? false,
     })
     return withSecret(client, secret)
@@ -146,6 +148,7 @@ async function clientsCommand(services: Services, sub: string | undefined, id: s
           minAge: readOptionalInt('--min-age', flags['min-age'], true),
           verificationLimit: readOptionalInt('--limit', flags.limit, true),
           faceBuffer: readOptionalInt('--face-buffer', flags['face-buffer'], true),
+          homeUrl: flags['home-url'] === 'none' ? null : flags['home-url'],
           addRedirectUris: flags['add-redirect-uri'],
           removeRedirectUris: flags['remove-redirect-uri'],
         }),

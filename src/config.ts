@@ -34,6 +34,11 @@ export type FaceConfig = {
   /** Estimator worker threads, and frames that may wait for one before the answer is "busy". */
   workers: number
   queue: number
+  /**
+   * Whether the form also takes a still photo from a file picker. Off unless the operator turns it on:
+   * a photo of any adult passes an upload, since no live challenge reaches it.
+   */
+  upload: boolean
 }
 
 export class ConfigError extends Error {
@@ -69,6 +74,7 @@ export function loadConfig(env: Env = process.env): Config {
       buffer: readInt('FACE_AGE_BUFFER', env.FACE_AGE_BUFFER, { min: 0, max: 30, fallback: 7 }),
       workers: readInt('FACE_WORKERS', env.FACE_WORKERS, { min: 1, max: 16, fallback: 1 }),
       queue: readInt('FACE_QUEUE', env.FACE_QUEUE, { min: 0, max: 1000, fallback: 8 }),
+      upload: readFlag('FACE_UPLOAD', env.FACE_UPLOAD) ?? false,
     },
     metricsToken: nonEmpty(env.METRICS_TOKEN),
   }
@@ -127,5 +133,5 @@ function readFlag(variable: string, value: string | undefined): boolean | undefi
   if (raw === undefined) return undefined
   if (['1', 'true', 'yes', 'on'].includes(raw)) return true
   if (['0', 'false', 'no', 'off'].includes(raw)) return false
-  throw new ConfigError(variable, `must be 1 or 0, got "${value}"`)
+  throw new ConfigError(variable, `must be on or off (1 or 0), got "${value}"`)
 }

@@ -135,6 +135,22 @@ describe('client management', () => {
     expect(cleared.json()).toMatchObject({ verification_limit: null, min_age: null, redirect_uris: [REDIRECT_URI] })
   })
 
+  test('--home-url sets, replaces and clears the address the page links back to', async () => {
+    const created = await cli('clients', 'create', '--name', 'Home', '--redirect-uri', REDIRECT_URI, '--home-url', 'https://shop.example/age', '--json')
+    const { client_id: id } = created.json()
+    expect(created.json().home_url).toBe('https://shop.example/age')
+    expect((await cli('clients', 'show', id)).out).toContain('home_url: https://shop.example/age')
+    expect((await cli('clients', 'update', id, '--home-url', 'https://www.shop.example', '--json')).json().home_url).toBe('https://www.shop.example/')
+    expect((await cli('clients', 'update', id, '--limit', '3', '--json')).json().home_url).toBe('https://www.shop.example/')
+    expect((await cli('clients', 'update', id, '--home-url', 'none', '--json')).json().home_url).toBeNull()
+    expect((await cli('clients', 'show', id)).out).toContain('home_url: none')
+    const invalid = await cli('clients', 'update', id, '--home-url', 'javascript:alert(1)')
+    expect(invalid.status).toBe(1)
+    expect(invalid.err).toContain('home URL must be an absolute http(s) URL')
+    expect((await cli('clients', 'show', id, '--json')).json().home_url).toBeNull()
+    expect((await cli('clients', 'list', '--json')).json().find((c: { client_id: string }) => c.client_id === id)).toHaveProperty('home_url', null)
+  })
+
   test.each([
     [['clients', 'create', '--redirect-uri', REDIRECT_URI], 2, 'needs --name'],
     [['clients', 'create', '--name', 'X'], 1, 'at least one redirect URI'],
@@ -142,6 +158,11 @@ describe('client management', () => {
     [['clients', 'create', '--name', 'X', '--redirect-uri', 'https://x.example/cb#frag'], 1, 'fragment'],
     [['clients', 'create', '--name', 'X', '--redirect-uri', REDIRECT_URI, '--min-age', '120'], 1, 'min_age'],
     [['clients', 'create', '--name', 'X', '--redirect-uri', REDIRECT_URI, '--limit', '-1'], 2, '--limit'],
+    [['clients', 'create', '--name', 'X', '--redirect-uri', REDIRECT_URI, '--home-url', 'shop.example'], 1, 'home URL must be an absolute http(s) URL'],
+    [['clients', 'create', '--name', 'X', '--redirect-uri', REDIRECT_URI, '--home-url', 'ftp://shop.example/'], 1, 'home URL must be an absolute http(s) URL'],
+    [['clients', 'create', '--name', 'X', '--redirect-uri', REDIRECT_URI, '--home-url', 'https://shop.example/#top'], 1, 'home URL must not contain a fragment'],
+    [['clients', 'create', '--name', 'X', '--redirect-uri', REDIRECT_URI, '--home-url', 'https://user:pw@shop.example/'], 1, 'home URL must not contain credentials'],
+    [['clients', 'create', '--name', 'X', '--redirect-uri', REDIRECT_URI, '--home-url', 'none'], 1, 'home URL must be an absolute http(s) URL'],
     [['clients', 'show', 'cl_nope'], 1, 'no client cl_nope'],
     [['clients', 'update', 'cl_nope', '--limit', '3'], 1, 'no client'],
     [['audit', 'show', 'not-a-uuid'], 1, 'no audit log'],

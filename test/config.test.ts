@@ -22,7 +22,7 @@ describe('loadConfig (DESIGN.md "Configuration")', () => {
       issuerUrl: 'http://localhost:3000',
       signingKeyFile: undefined,
       demo: true,
-      face: { enabled: true, buffer: 7, workers: 1, queue: 8 },
+      face: { enabled: true, buffer: 7, workers: 1, queue: 8, upload: false },
       metricsToken: undefined,
     })
   })
@@ -47,6 +47,12 @@ describe('loadConfig (DESIGN.md "Configuration")', () => {
     expect(loadConfig({ DATABASE_URL: 'postgres://u@h/db', OFAGE_DEMO: '1' }).demo).toBe(true)
   })
 
+  test('FACE_UPLOAD turns the still-photo upload on; it is off unless set', () => {
+    expect(loadConfig({ FACE_UPLOAD: 'on' }).face.upload).toBe(true)
+    expect(loadConfig({ FACE_UPLOAD: 'off' }).face.upload).toBe(false)
+    expect(loadConfig({ FACE_UPLOAD: '' }).face.upload).toBe(false)
+  })
+
   test.each([
     [{ PORT: 'abc' }, 'PORT'],
     [{ PORT: '0' }, 'PORT'],
@@ -64,6 +70,7 @@ describe('loadConfig (DESIGN.md "Configuration")', () => {
     [{ FACE_AGE_BUFFER: '31' }, 'FACE_AGE_BUFFER'],
     [{ FACE_WORKERS: '0' }, 'FACE_WORKERS'],
     [{ FACE_QUEUE: 'many' }, 'FACE_QUEUE'],
+    [{ FACE_UPLOAD: 'bogus' }, 'FACE_UPLOAD'],
   ])('%j stops start-up naming %s', (env, variable) => {
     const error = configError(env)
     expect(error.variable).toBe(variable)

@@ -4,6 +4,7 @@ import journal from '../../drizzle/meta/_journal.json' with { type: 'json' }
 import m0000 from '../../drizzle/0000_init.sql' with { type: 'text' }
 import m0001 from '../../drizzle/0001_pages.sql' with { type: 'text' }
 import m0002 from '../../drizzle/0002_face_check.sql' with { type: 'text' }
+import m0003 from '../../drizzle/0003_client_home_url.sql' with { type: 'text' }
 
 export const migrationJournal = journal
 
@@ -12,4 +13,5 @@ export const migrationFiles: Record<string, string> = {
   '0000_init': m0000,
   '0001_pages': m0001,
   '0002_face_check': m0002,
+  '0003_client_home_url': m0003,
 }

@@ -39,6 +39,8 @@ export const clients = pgTable(
     sandbox: boolean('sandbox').notNull().default(false),
     /** Safety buffer in years for the face check; null uses the deployment's FACE_AGE_BUFFER. */
     faceBuffer: integer('face_buffer'),
+    /** Where the page's "Back to {site}" link leads; null: the origin of the request's redirect URI. */
+    homeUrl: text('home_url'),
     createdAt: instant('created_at').notNull(),
   },
   (t) => [

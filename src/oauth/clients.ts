@@ -16,6 +16,7 @@ export type NewClient = {
   minAge?: number | null
   verificationLimit?: number | null
   faceBuffer?: number | null
+  homeUrl?: string | null
   sandbox?: boolean
   /** Only for importing a client from elsewhere; normally a fresh 256-bit secret is generated. */
   secret?: string
@@ -32,6 +33,7 @@ export function describeClient(client: Client) {
     min_age: client.minAge,
     verification_limit: client.verificationLimit,
     face_buffer: client.faceBuffer,
+    home_url: client.homeUrl,
     sandbox: client.sandbox,
     status: client.status,
     created_at: client.createdAt.toISOString(),
@@ -47,6 +49,7 @@ export async function createClient(deps: ClientDeps, input: NewClient): Promise<
   checkMinAge(input.minAge)
   checkLimit(input.verificationLimit)
   checkFaceBuffer(input.faceBuffer)
+  const homeUrl = readHomeUrl(input.homeUrl)
   const secret = input.secret ?? randomToken(32)
   const [client] = await deps.db
     .insert(clients)
@@ -58,6 +61,7 @@ export async function createClient(deps: ClientDeps, input: NewClient): Promise<
       minAge: input.minAge ?? null,
       verificationLimit: input.verificationLimit ?? null,
       faceBuffer: input.faceBuffer ?? null,
+      homeUrl: homeUrl ?? null,
       sandbox: input.sandbox ?? false,
       createdAt: deps.clock.now(),
     })
@@ -79,6 +83,7 @@ export type ClientChanges = {
   minAge?: number | null
   verificationLimit?: number | null
   faceBuffer?: number | null
+  homeUrl?: string | null
   addRedirectUris?: string[]
   removeRedirectUris?: string[]
 }
@@ -91,6 +96,7 @@ export async function updateClient(db: Database, clientId: string, changes: Clie
   checkMinAge(changes.minAge)
   checkLimit(changes.verificationLimit)
   checkFaceBuffer(changes.faceBuffer)
+  const homeUrl = readHomeUrl(changes.homeUrl)
   const removed = new Set(changes.removeRedirectUris ?? [])
   const redirectUris = [...new Set([...client.redirectUris, ...(changes.addRedirectUris ?? [])])].filter((u) => !removed.has(u))
   if (redirectUris.length === 0) throw new OAuthError('invalid_request', 'a client must keep at least one redirect URI')
@@ -102,10 +108,20 @@ export async function updateClient(db: Database, clientId: string, changes: Clie
       ...(changes.minAge !== undefined && { minAge: changes.minAge }),
       ...(changes.verificationLimit !== undefined && { verificationLimit: changes.verificationLimit }),
       ...(changes.faceBuffer !== undefined && { faceBuffer: changes.faceBuffer }),
+      ...(homeUrl !== undefined && { homeUrl }),
     })
     .where(eq(clients.id, clientId))
     .returning()
   return updated
+}
+
+/**
+ * Where a visitor at a dead end (a failed check, too many attempts) goes back to: the client's registered
+ * home address, else the origin of the session's redirect URI. Both were registered by the operator, so
+ * the link never carries anything from the request, and never the code or state.
+ */
+export function siteHomeUrl(client: Pick<Client, 'homeUrl'>, redirectUri: string): string {
+  return client.homeUrl ?? `${new URL(redirectUri).origin}/`
 }
 
 /** Replaces a client's secret; the old one stops working at once. */
@@ -171,6 +187,21 @@ export function checkRedirectUri(uri: string): void {
   }
   if (uri.includes('#')) throw new OAuthError('invalid_request', `redirect URI must not contain a fragment: ${uri}`)
   if (url.username || url.password) throw new OAuthError('invalid_request', `redirect URI must not contain credentials: ${uri}`)
+}
+
+/**
+ * Shown as a link on the page: the same rules as a redirect URI, since both send the visitor to the site.
+ * Kept as the URL parser writes it, so no stray whitespace or unescaped character reaches the href.
+ */
+function readHomeUrl(url: string | null | undefined): string | null | undefined {
+  if (url == null) return url
+  const parsed = URL.canParse(url) ? new URL(url) : undefined
+  if (!parsed || (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')) {
+    throw new OAuthError('invalid_request', `home URL must be an absolute http(s) URL: ${url}`)
+  }
+  if (url.includes('#')) throw new OAuthError('invalid_request', `home URL must not contain a fragment: ${url}`)
+  if (parsed.username || parsed.password) throw new OAuthError('invalid_request', `home URL must not contain credentials: ${url}`)
+  return parsed.href
 }
 
 function checkMinAge(minAge: number | null | undefined): void {

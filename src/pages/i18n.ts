@@ -14,6 +14,10 @@ export type FaceMessages = {
   ready: string
   checking: string
   cameraUnavailable: string
+  /** No camera and no upload: the visitor needs another way. */
+  cameraNeeded: (site: string) => string
+  /** The margin, said before the camera starts: the threshold, and the estimate a face must reach. */
+  margin: (site: string, age: number, approvedAge: number) => string
   busy: string
   unreadable: string
   failures: Record<FaceFailure, (age: number) => string>
@@ -40,6 +44,7 @@ export type Messages = {
   tryAgain: string
   attemptsLeft: (n: number) => string
   tooManyAttempts: (site: string) => string
+  backToSite: (site: string) => string
   passTitle: string
   passCovers: (age: number) => string
   continueAsVerified: string
@@ -74,6 +79,7 @@ const en: Messages = {
   tryAgain: 'You can try again.',
   attemptsLeft: (n) => (n === 1 ? '1 attempt left.' : `${n} attempts left.`),
   tooManyAttempts: (site) => `Too many attempts. Go back to ${site} and start again.`,
+  backToSite: (site) => `Back to ${site}`,
   passTitle: 'Verified recently',
   passCovers: (age) => `This browser was verified recently as ${age} or older.`,
   continueAsVerified: 'Continue as verified',
@@ -95,6 +101,9 @@ const en: Messages = {
     ready: 'Look into the camera, then press “Check my age”.',
     checking: 'Checking your age… this takes a few seconds.',
     cameraUnavailable: 'The camera could not be started. You can take a selfie instead.',
+    cameraNeeded: (site) => `The face check needs a camera. You can use another way, or go back to ${site}.`,
+    margin: (site, age, approvedAge) =>
+      `To pass, you need to look clearly older than ${age}: we approve only faces we estimate at ${approvedAge} or more, because age estimates can be off by years. If we cannot confirm it, you can use another way or go back to ${site}.`,
     busy: 'The age check is busy right now. Please try again in a moment.',
     unreadable: 'The picture could not be read. Please take it again.',
     failures: {
@@ -146,6 +155,7 @@ const de: Messages = {
   tryAgain: 'Sie können es erneut versuchen.',
   attemptsLeft: (n) => (n === 1 ? 'Noch 1 Versuch.' : `Noch ${n} Versuche.`),
   tooManyAttempts: (site) => `Zu viele Versuche. Kehren Sie zu ${site} zurück und beginnen Sie neu.`,
+  backToSite: (site) => `Zurück zu ${site}`,
   passTitle: 'Kürzlich verifiziert',
   passCovers: (age) => `Dieser Browser wurde kürzlich als mindestens ${age} Jahre alt verifiziert.`,
   continueAsVerified: 'Als verifiziert fortfahren',
@@ -167,6 +177,9 @@ const de: Messages = {
     ready: 'Schauen Sie in die Kamera und drücken Sie dann „Mein Alter prüfen“.',
     checking: 'Ihr Alter wird geprüft… das dauert einige Sekunden.',
     cameraUnavailable: 'Die Kamera konnte nicht gestartet werden. Sie können stattdessen ein Selfie aufnehmen.',
+    cameraNeeded: (site) => `Die Prüfung mit dem Gesicht braucht eine Kamera. Sie können einen anderen Weg nutzen oder zu ${site} zurückkehren.`,
+    margin: (site, age, approvedAge) =>
+      `Um die Prüfung zu bestehen, müssen Sie deutlich älter als ${age} aussehen: Wir bestätigen nur Gesichter, die wir auf ${approvedAge} Jahre oder älter schätzen, denn Altersschätzungen können um Jahre danebenliegen. Wenn wir es nicht bestätigen können, können Sie einen anderen Weg nutzen oder zu ${site} zurückkehren.`,
     busy: 'Die Altersprüfung ist gerade ausgelastet. Bitte versuchen Sie es gleich noch einmal.',
     unreadable: 'Das Bild konnte nicht gelesen werden. Bitte nehmen Sie es erneut auf.',
     failures: {

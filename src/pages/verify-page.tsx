@@ -1,10 +1,12 @@
+import type { Client } from '../oauth/clients.ts'
 import type { VerificationMethod } from '../verification/methods/method.ts'
 import { languages, type Language } from './i18n.ts'
 import { Layout, withLang } from './layout.tsx'
 
 export type VerifyPageProps = {
   lang: Language
-  siteName: string
+  /** The client the page is for: its name, and the settings a method's form states (its face buffer). */
+  client: Client
   ageRequired: number
   sessionPath: string
   csrfToken: string
@@ -17,21 +19,31 @@ export type VerifyPageProps = {
   notice?: string
   /** No more attempts in this session: the forms are not shown. */
   locked?: boolean
+  /** A dead end (a failed check, no attempts left): the site's home address, shown as "Back to {site}". */
+  homeUrl?: string
 }
 
 /** The hosted verification page (SPEC.md §4.1): who asks, for what age, how to prove it, what is kept. */
 export function VerifyPage(props: VerifyPageProps) {
   const t = languages[props.lang]
+  const siteName = props.client.name
   const action = (path: string) => withLang(`${props.sessionPath}${path}`, props.lang)
   return (
-    <Layout lang={props.lang} title={`${t.pageTitle} · ${props.siteName}`} switchPath={props.sessionPath}>
+    <Layout lang={props.lang} title={`${t.pageTitle} · ${siteName}`} switchPath={props.sessionPath}>
       <h1 safe>{t.heading}</h1>
       <p class="asks" safe>
-        {t.asks(props.siteName, props.ageRequired)}
+        {t.asks(siteName, props.ageRequired)}
       </p>
       {props.alert !== undefined && (
         <div role="alert" class="alert">
           <p safe>{props.alert}</p>
+          {props.homeUrl !== undefined && (
+            <p>
+              <a href={props.homeUrl} class="back" safe>
+                {t.backToSite(siteName)}
+              </a>
+            </p>
+          )}
         </div>
       )}
       {props.notice !== undefined && (
@@ -68,7 +80,14 @@ export function VerifyPage(props: VerifyPageProps) {
             <p safe>{t.noMethods}</p>
           ) : (
             props.methods.map((method) =>
-              method.render({ t, action: action(`/methods/${method.id}`), csrfToken: props.csrfToken, ageRequired: props.ageRequired }),
+              method.render({
+                t,
+                action: action(`/methods/${method.id}`),
+                csrfToken: props.csrfToken,
+                ageRequired: props.ageRequired,
+                siteName,
+                client: props.client,
+              }),
             )
           )}
         </section>
@@ -77,7 +96,7 @@ export function VerifyPage(props: VerifyPageProps) {
         <h2 id="privacy-title" safe>
           {t.privacyTitle}
         </h2>
-        <p safe>{t.privacy(props.siteName)}</p>
+        <p safe>{t.privacy(siteName)}</p>
       </section>
     </Layout>
   )

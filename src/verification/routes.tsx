@@ -8,7 +8,7 @@ import type { MethodClass } from '../db/schema.ts'
 import { OAuthError } from '../errors.ts'
 import { randomToken } from '../lib/crypto.ts'
 import { readStrictBody, rejectDuplicateQuery } from '../lib/strict-request.ts'
-import { findClient, type Client } from '../oauth/clients.ts'
+import { findClient, siteHomeUrl, type Client } from '../oauth/clients.ts'
 import { issueCode } from '../oauth/codes.ts'
 import { pageHeaders } from '../pages/headers.ts'
 import { languages, pickLanguage, type Language } from '../pages/i18n.ts'
@@ -98,7 +98,12 @@ export function pageRoutes(deps: AppDeps) {
     return page
   }
 
-  async function render(page: Page, set: { headers: Record<string, unknown>; status?: unknown }, extra: { alert?: string; notice?: string; pass?: AgePass | null } = {}) {
+  /** `failed`: the alert follows a method post that did not pass, a dead end that offers the way back. */
+  async function render(
+    page: Page,
+    set: { headers: Record<string, unknown>; status?: unknown },
+    extra: { alert?: string; failed?: boolean; notice?: string; pass?: AgePass | null } = {},
+  ) {
     const { session, client, lang } = page
     const t = languages[lang]
     const pass = extra.pass === null ? undefined : (extra.pass ?? (await readAgePass(deps, stringCookie(page.cookie[AGE_PASS_COOKIE]))))
@@ -107,7 +112,7 @@ export function pageRoutes(deps: AppDeps) {
     return (
       <VerifyPage
         lang={lang}
-        siteName={client.name}
+        client={client}
         ageRequired={session.ageRequired}
         sessionPath={`/s/${session.id}`}
         csrfToken={session.csrfToken}
@@ -116,6 +121,7 @@ export function pageRoutes(deps: AppDeps) {
         alert={locked ? t.tooManyAttempts(client.name) : extra.alert}
         notice={extra.notice}
         locked={locked}
+        homeUrl={locked || extra.failed ? siteHomeUrl(client, session.redirectUri) : undefined}
       />
     )
   }
@@ -214,7 +220,7 @@ export function pageRoutes(deps: AppDeps) {
         }
         if (!Value.Check(method.evidence, fields)) {
           set.status = 400
-          return render(page, set, { alert: t.invalidEvidence })
+          return render(page, set, { alert: t.invalidEvidence, failed: true })
         }
         let verdict: Verdict
         try {
@@ -225,19 +231,20 @@ export function pageRoutes(deps: AppDeps) {
           deps.metrics.verifications.inc({ method: method.id, outcome: 'busy' })
           set.status = 503
           set.headers['retry-after'] = '5'
-          return render(page, set, { alert: t.face.busy })
+          return render(page, set, { alert: t.face.busy, failed: true })
         }
         const outcome = verdict.approved ? 'approved' : verdict.countsAsAttempt === false ? 'unreadable' : 'failed'
         deps.metrics.verifications.inc({ method: method.id, outcome })
         if (verdict.approved) return complete(page, set, { ...verdict, method: method.id })
         if (verdict.countsAsAttempt === false) {
           set.status = 400
-          return render(page, set, { alert: verdict.reason(t) })
+          return render(page, set, { alert: verdict.reason(t), failed: true })
         }
         const failed = await recordFailedAttempt(deps.db, page.session)
         const left = MAX_FAILED_ATTEMPTS - failed
         const session = { ...page.session, failedAttempts: failed }
-        return render({ ...page, session }, set, { alert: `${verdict.reason(t)} ${left > 0 ? `${t.tryAgain} ${t.attemptsLeft(left)}` : ''}`.trim() })
+        const alert = `${verdict.reason(t)} ${left > 0 ? `${t.tryAgain} ${t.attemptsLeft(left)}` : ''}`.trim()
+        return render({ ...page, session }, set, { alert, failed: true })
       },
       { parse: [readMethodForm, 'urlencoded', 'formdata'], body: MethodBody, query: LangQuery, detail: { hide: true } },
     )

@@ -34,7 +34,8 @@ let started = 0
 beforeAll(async () => {
   if (!hasChromium) return
   started = Date.now()
-  running = await startTestServer({ FACE_CHECK: '1' }, { estimator: true })
+  // The upload fallback is tested here, and today's capture script hands its frames over through it.
+  running = await startTestServer({ FACE_CHECK: '1', FACE_UPLOAD: 'on' }, { estimator: true })
   const created = await createClient(running.services.deps, { name: 'Production shop', redirectUris: [SHOP_CALLBACK] })
   shop = { id: created.client.id, secret: created.secret }
   // An MJPEG file is JPEG frames one after another; Chromium's fake camera plays it in a loop.

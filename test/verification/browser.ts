@@ -69,3 +69,9 @@ export function callback(response: Response): { url: URL; code: string; state: s
   const url = new URL(location)
   return { url, code: url.searchParams.get('code')!, state: url.searchParams.get('state') }
 }
+
+/** The page's "Back to …" link: its href (entities decoded) and its text, or undefined when absent. */
+export function backLink(html: string): { href: string; text: string } | undefined {
+  const match = /<a href="([^"]*)" class="back">([^<]*)<\/a>/.exec(html)
+  return match ? { href: match[1]!.replaceAll('&amp;', '&'), text: match[2]! } : undefined
+}

@@ -3,7 +3,7 @@ import { decodeJwt } from 'jose'
 import { EstimatorBusyError, ImageDecodeError, type AgeEstimator, type FaceObservation, type FrameAnalysis } from '../../src/estimator/types.ts'
 import { updateClient } from '../../src/oauth/clients.ts'
 import { createTestContext, json, REDIRECT_URI, type TestContext } from '../helpers.ts'
-import { callback, readPage, testBrowser } from './browser.ts'
+import { backLink, callback, readPage, testBrowser } from './browser.ts'
 
 /**
  * The face method's route and page over HTTP, with a scripted estimator standing in for the model: the
@@ -54,14 +54,56 @@ function postFrames(browser: ReturnType<typeof testBrowser>, action: string, csr
 }
 
 describe('the face method on the page', () => {
-  test('a production client is offered the face check: camera script, upload fallback with capture=user, privacy words', async () => {
+  test('a production client is offered the face check: camera controls, camera script, privacy words, and no upload by default', async () => {
     const { page } = await openFacePage()
     expect(page.html).toContain('Check with your face')
     expect(page.html).toContain('enctype="multipart/form-data"')
-    expect(page.html).toMatch(/<input[^>]*type="file"[^>]*capture="user"/)
+    expect(page.html).toContain('<button type="button" data-start hidden>Start camera</button>')
+    expect(page.html).toMatch(/<video data-preview[^>]*>/)
+    expect(page.html).toContain('data-status')
+    expect(page.html).toContain('<button type="submit" data-submit>Check my age</button>')
     expect(page.html).toContain('<script src="/assets/face-capture.js" defer></script>')
     expect(page.html).toContain('never stored')
+    expect(page.html).not.toContain('type="file"')
+    expect(page.html).not.toContain('Take a selfie')
+    expect(page.html).not.toContain('data-upload')
     expect(page.html).not.toContain('Test age')
+  })
+
+  test('with FACE_UPLOAD=on the form also offers the upload fallback with capture=user', async () => {
+    const uploading = await createTestContext({ estimator, env: { FACE_UPLOAD: 'on' } })
+    try {
+      const client = await uploading.createClient()
+      const { page } = await testBrowser(uploading).open({ client_id: client.id })
+      expect(page.html).toMatch(/<input[^>]*type="file"[^>]*capture="user"/)
+      expect(page.html).toContain('<label for="face-photo">Take a selfie</label>')
+      expect(page.html).toContain('data-start')
+    } finally {
+      await uploading.close()
+    }
+  })
+
+  test('the script gets the "camera needed" words, with the site name, for a visitor without a camera', async () => {
+    const { page } = await openFacePage()
+    const attribute = /data-messages="([^"]*)"/.exec(page.html)![1]!.replaceAll('&#34;', '"').replaceAll('&amp;', '&')
+    expect(JSON.parse(attribute).cameraNeeded).toBe('The face check needs a camera. You can use another way, or go back to Wine shop.')
+    const german = await openFacePage({ lang: 'de' })
+    expect(german.page.html).toContain('braucht eine Kamera')
+  })
+
+  test('the margin is said before the camera starts: the threshold and the estimate a face must reach', async () => {
+    const { page } = await openFacePage()
+    const margin = 'To pass, you need to look clearly older than 18: we approve only faces we estimate at 25 or more, because age estimates can be off by years. If we cannot confirm it, you can use another way or go back to Wine shop.'
+    expect(page.html).toContain(margin)
+    expect(page.html.indexOf(margin)).toBeLessThan(page.html.indexOf('data-start'))
+  })
+
+  test("the margin uses the session's threshold and the client's own face buffer", async () => {
+    const careful = await ctx.createClient({ name: 'Bar', faceBuffer: 4 })
+    const { page } = await testBrowser(ctx).open({ client_id: careful.id, age_required: '21' })
+    expect(page.html).toContain('look clearly older than 21: we approve only faces we estimate at 25 or more')
+    const german = await testBrowser(ctx).open({ client_id: careful.id, age_required: '16', lang: 'de' })
+    expect(german.page.html).toContain('deutlich älter als 16 aussehen: Wir bestätigen nur Gesichter, die wir auf 20 Jahre oder älter schätzen')
   })
 
   test('a sandbox client is not offered the face check', async () => {
@@ -105,6 +147,18 @@ describe('POST /s/{id}/methods/face', () => {
     expect(html).toContain('We could not confirm from your face that you are 18 or older')
     expect(html).toContain('4 attempts left')
     expect(html).toContain('Check with your face')
+    expect(backLink(html)).toEqual({ href: 'https://shop.example/', text: 'Back to Wine shop' })
+  })
+
+  test("a failed face check links back to the client's home address when it has one", async () => {
+    await updateClient(ctx.deps.db, shop.id, { homeUrl: 'https://wine.example/start' })
+    try {
+      const { browser, page } = await openFacePage()
+      const failed = await postFrames(browser, page.action('/methods/face'), page.csrf!, ['two'])
+      expect(backLink(await failed.text())?.href).toBe('https://wine.example/start')
+    } finally {
+      await updateClient(ctx.deps.db, shop.id, { homeUrl: null })
+    }
   })
 
   test("a client's own buffer overrides the deployment's", async () => {
@@ -143,7 +197,9 @@ describe('POST /s/{id}/methods/face', () => {
     for (const frames of [['garbage'], [], Array(6).fill('face:40')]) {
       const response = await postFrames(browser, action, page.csrf!, frames)
       expect(response.status).toBe(400)
-      expect(await response.text()).toContain('could not be read')
+      const html = await response.text()
+      expect(html).toContain('could not be read')
+      expect(backLink(html)?.href).toBe('https://shop.example/')
     }
     const still = await readPage(await postFrames(browser, action, page.csrf!, ['face:10']))
     expect(still.html).toContain('4 attempts left')

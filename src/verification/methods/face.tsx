@@ -12,39 +12,58 @@ export const MAX_FRAME_BYTES = 6 * 1024 * 1024
  * post, are analysed on this server by the estimator and dropped when the request ends: only the
  * estimator's numbers reach the decision, and only the verdict, the threshold and the buffer are kept.
  */
-export function createFaceMethod(options: { estimator: AgeEstimator; defaultBuffer: number }): VerificationMethod {
+export function createFaceMethod(options: {
+  estimator: AgeEstimator
+  defaultBuffer: number
+  /** FACE_UPLOAD: offer a file picker besides the camera (a still photo meets no live challenge). */
+  upload: boolean
+}): VerificationMethod {
   return {
     id: 'face',
     body: 'multipart',
     availableFor: (client) => !client.sandbox,
     evidence: Type.Object({}),
-    render: ({ t, action, csrfToken }) => (
-      <form method="post" action={action} enctype="multipart/form-data" class="method face" data-face-form data-messages={JSON.stringify({ starting: t.face.starting, ready: t.face.ready, checking: t.face.checking, unavailable: t.face.cameraUnavailable })}>
-        <h3 safe>{t.face.title}</h3>
-        <p safe>{t.face.intro}</p>
-        <p class="small" safe>
-          {t.face.privacy}
-        </p>
-        <input type="hidden" name="csrf" value={csrfToken} />
-        <div class="camera" data-camera hidden>
-          <video data-preview autoplay muted playsinline aria-label={t.face.preview}></video>
-        </div>
-        <p class="status" role="status" aria-live="polite" data-status></p>
-        <div class="upload" data-upload>
-          <label for="face-photo" safe>
-            {t.face.upload}
-          </label>
-          <input id="face-photo" name="frame" type="file" accept="image/jpeg,image/png" capture="user" required />
-        </div>
-        <button type="button" data-start hidden safe>
-          {t.face.startCamera}
-        </button>
-        <button type="submit" data-submit safe>
-          {t.face.capture}
-        </button>
-        <script src="/assets/face-capture.js" defer></script>
-      </form>
-    ),
+    render: ({ t, action, csrfToken, ageRequired, siteName, client }) => {
+      const messages = {
+        starting: t.face.starting,
+        ready: t.face.ready,
+        checking: t.face.checking,
+        unavailable: t.face.cameraUnavailable,
+        cameraNeeded: t.face.cameraNeeded(siteName),
+      }
+      // Said before the camera starts, so a visitor who looks 21 is not surprised by a "no" at 18.
+      const approvedAge = ageRequired + (client.faceBuffer ?? options.defaultBuffer)
+      return (
+        <form method="post" action={action} enctype="multipart/form-data" class="method face" data-face-form data-messages={JSON.stringify(messages)}>
+          <h3 safe>{t.face.title}</h3>
+          <p safe>{t.face.intro}</p>
+          <p safe>{t.face.margin(siteName, ageRequired, approvedAge)}</p>
+          <p class="small" safe>
+            {t.face.privacy}
+          </p>
+          <input type="hidden" name="csrf" value={csrfToken} />
+          <div class="camera" data-camera hidden>
+            <video data-preview autoplay muted playsinline aria-label={t.face.preview}></video>
+          </div>
+          <p class="status" role="status" aria-live="polite" data-status></p>
+          {options.upload && (
+            <div class="upload" data-upload>
+              <label for="face-photo" safe>
+                {t.face.upload}
+              </label>
+              <input id="face-photo" name="frame" type="file" accept="image/jpeg,image/png" capture="user" required />
+            </div>
+          )}
+          <button type="button" data-start hidden safe>
+            {t.face.startCamera}
+          </button>
+          <button type="submit" data-submit safe>
+            {t.face.capture}
+          </button>
+          <script src="/assets/face-capture.js" defer></script>
+        </form>
+      )
+    },
     async check({ files, ageRequired, client }) {
       const frames = files.filter((file) => file.size > 0)
       if (frames.length === 0 || frames.length > MAX_FRAMES || frames.some((frame) => frame.size > MAX_FRAME_BYTES)) {

@@ -8,7 +8,7 @@ import { sandboxMethod } from './sandbox.tsx'
 export function createMethods(deps: Pick<AppDeps, 'config' | 'estimator'>): VerificationMethod[] {
   return [
     sandboxMethod,
-    ...(deps.estimator ? [createFaceMethod({ estimator: deps.estimator, defaultBuffer: deps.config.face.buffer })] : []),
+    ...(deps.estimator ? [createFaceMethod({ estimator: deps.estimator, defaultBuffer: deps.config.face.buffer, upload: deps.config.face.upload })] : []),
   ]
 }
 

@@ -13,8 +13,8 @@ export type Verdict =
       countsAsAttempt?: boolean
     }
 
-/** What a method's form needs from the page around it. */
-export type MethodView = { t: Messages; action: string; csrfToken: string; ageRequired: number }
+/** What a method's form needs from the page around it; `client` lets a form state the client's own settings. */
+export type MethodView = { t: Messages; action: string; csrfToken: string; ageRequired: number; siteName: string; client: Client }
 
 /** What a method receives: the form's text fields (checked against `evidence`), its files, the request. */
 export type MethodInput = { fields: Record<string, string>; files: File[]; ageRequired: number; client: Client }
