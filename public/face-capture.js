@@ -1,11 +1,11 @@
-// The face check's camera: progressive enhancement of a plain file-upload form. Where the browser can
-// open a camera, it shows a live preview, takes three frames a moment apart and sends them in the same
-// form post; everywhere else the file input (capture=user) still works. Frames go only to this server.
+// The face check's camera. It asks the server for a live challenge (an order of head turns chosen
+// there), shows one prompt after another while it takes two frames under each, and posts the frames
+// with the prompt each was taken under. The camera stays on between tries; the answer comes back as
+// JSON, so a refusal is shown in place and an approval goes on to the site. Frames go only to this
+// server. Without a camera, the file input (only where the operator allows uploads) or other ways.
 ;(() => {
   const form = document.querySelector('[data-face-form]')
-  const media = navigator.mediaDevices
-  if (!form || !media || typeof media.getUserMedia !== 'function' || typeof DataTransfer === 'undefined') return
-
+  if (!form) return
   const text = JSON.parse(form.dataset.messages || '{}')
   const start = form.querySelector('[data-start]')
   const submit = form.querySelector('[data-submit]')
@@ -13,27 +13,71 @@
   const input = form.querySelector('input[type=file]')
   const camera = form.querySelector('[data-camera]')
   const video = form.querySelector('video')
+  const prompt = form.querySelector('[data-prompt]')
   const status = form.querySelector('[data-status]')
-  const FRAMES = 3
-  const GAP_MS = 300
+  const outcome = form.querySelector('[data-outcome]')
+  const media = navigator.mediaDevices
+  const canCapture = media && typeof media.getUserMedia === 'function' && typeof FormData !== 'undefined' && typeof fetch === 'function'
+
+  // When to take frames, in ms after each prompt appears: a moment to react, then two a little apart.
+  const SCHEDULE = { straight: [600, 900], turn: [900, 1300], again: [600, 900] }
   const MAX_SIDE = 960
 
-  start.hidden = false
-  submit.hidden = true
-  upload.hidden = true
-  input.required = false
-
   const say = (message) => {
-    status.textContent = message
+    status.textContent = message || ''
   }
   const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
-  const fallBackToUpload = () => {
-    say(text.unavailable)
+  const noCamera = () => {
     start.hidden = true
-    upload.hidden = false
-    input.required = true
-    submit.hidden = false
+    if (upload) {
+      say(text.unavailable)
+      upload.hidden = false
+      input.required = true
+      submit.hidden = false
+    } else {
+      say(text.cameraNeeded)
+      submit.hidden = true
+    }
+  }
+
+  if (!canCapture) {
+    if (!upload) noCamera()
+    return
+  }
+
+  start.hidden = false
+  submit.hidden = true
+  if (upload) {
+    upload.hidden = true
+    input.required = false
+  }
+
+  const grab = () =>
+    new Promise((resolve, reject) => {
+      const scale = Math.min(1, MAX_SIDE / Math.max(video.videoWidth, video.videoHeight))
+      const canvas = document.createElement('canvas')
+      canvas.width = Math.round(video.videoWidth * scale)
+      canvas.height = Math.round(video.videoHeight * scale)
+      canvas.getContext('2d').drawImage(video, 0, 0, canvas.width, canvas.height)
+      canvas.toBlob((blob) => (blob ? resolve(blob) : reject(new Error('no frame'))), 'image/jpeg', 0.9)
+    })
+
+  // Live feedback before the check: a frame too dark to read a face in says so.
+  const brightness = () => {
+    const canvas = document.createElement('canvas')
+    canvas.width = 32
+    canvas.height = 24
+    const context = canvas.getContext('2d')
+    context.drawImage(video, 0, 0, 32, 24)
+    const pixels = context.getImageData(0, 0, 32, 24).data
+    let sum = 0
+    for (let i = 0; i < pixels.length; i += 4) sum += 0.299 * pixels[i] + 0.587 * pixels[i + 1] + 0.114 * pixels[i + 2]
+    return sum / (pixels.length / 4)
+  }
+  let busy = false
+  const watchLight = () => {
+    if (!busy && video.videoWidth) say(brightness() < 40 ? text.tooDark : text.ready)
   }
 
   start.addEventListener('click', async () => {
@@ -48,34 +92,82 @@
       submit.hidden = false
       submit.focus()
       say(text.ready)
+      setInterval(watchLight, 1000)
     } catch {
-      fallBackToUpload()
+      noCamera()
     }
   })
 
-  const grab = () =>
-    new Promise((resolve, reject) => {
-      const scale = Math.min(1, MAX_SIDE / Math.max(video.videoWidth, video.videoHeight))
-      const canvas = document.createElement('canvas')
-      canvas.width = Math.round(video.videoWidth * scale)
-      canvas.height = Math.round(video.videoHeight * scale)
-      canvas.getContext('2d').drawImage(video, 0, 0, canvas.width, canvas.height)
-      canvas.toBlob((blob) => (blob ? resolve(blob) : reject(new Error('no frame'))), 'image/jpeg', 0.92)
-    })
+  const show = (message, homeUrl, backLabel) => {
+    outcome.hidden = false
+    outcome.querySelector('[data-message]').textContent = message
+    const back = outcome.querySelector('[data-back]')
+    back.textContent = backLabel || ''
+    back.href = homeUrl || '#'
+    back.hidden = !homeUrl
+  }
+
+  const post = async (url, body) => {
+    const response = await fetch(url, { method: 'POST', body, headers: { accept: 'application/json' }, credentials: 'same-origin' })
+    if (!(response.headers.get('content-type') || '').includes('application/json')) throw new Error('not json')
+    return response.json()
+  }
+
+  // Takes the frames the challenge asks for: phase 0 straight, 1..n the turns, n + 1 straight again.
+  const capture = async (turns, data) => {
+    const steps = [['straight', text.lookStraight], ...turns.map((turn) => ['turn', text[turn]]), ['again', text.lookStraightAgain]]
+    const phases = []
+    for (const [phase, [kind, words]] of steps.entries()) {
+      prompt.textContent = words
+      const shownAt = performance.now()
+      for (const at of SCHEDULE[kind]) {
+        await sleep(Math.max(0, at - (performance.now() - shownAt)))
+        data.append('frame', new File([await grab()], `frame-${phases.length + 1}.jpg`, { type: 'image/jpeg' }))
+        phases.push(phase)
+      }
+    }
+    prompt.textContent = ''
+    data.append('phases', phases.join(','))
+  }
 
   form.addEventListener('submit', async (event) => {
     if (!video.srcObject) return
     event.preventDefault()
+    busy = true
     submit.disabled = true
+    outcome.hidden = true
     form.setAttribute('aria-busy', 'true')
-    say(text.checking)
-    const frames = new DataTransfer()
-    for (let i = 0; i < FRAMES; i++) {
-      if (i > 0) await sleep(GAP_MS)
-      frames.items.add(new File([await grab()], `frame-${i + 1}.jpg`, { type: 'image/jpeg' }))
+    try {
+      const csrf = form.querySelector('input[name=csrf]').value
+      const challenge = await post(form.dataset.challenge, new URLSearchParams({ csrf }))
+      const data = new FormData()
+      data.append('csrf', csrf)
+      data.append('challenge', challenge.challenge)
+      say('')
+      await capture(challenge.turns, data)
+      say(text.checking)
+      const answer = await post(form.action, data)
+      if (answer.outcome === 'approved') {
+        for (const track of video.srcObject.getTracks()) track.stop()
+        window.location.assign(answer.redirect)
+        return
+      }
+      say('')
+      show(answer.message, answer.home_url, answer.back_label)
+      if (answer.retry) {
+        submit.disabled = false
+      } else {
+        for (const track of video.srcObject.getTracks()) track.stop()
+        camera.hidden = true
+        submit.hidden = true
+      }
+    } catch {
+      // Anything unexpected (an expired session, a network error): the server's own page says what to do.
+      window.location.reload()
+    } finally {
+      busy = false
+      form.removeAttribute('aria-busy')
+      prompt.textContent = ''
     }
-    for (const track of video.srcObject.getTracks()) track.stop()
-    input.files = frames.files
-    form.submit()
   })
 })()

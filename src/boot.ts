@@ -31,14 +31,14 @@ function startEstimator(config: Config, log: Logger): AgeEstimator {
  */
 export async function startServices(
   config: Config,
-  options: { clock?: Clock; log?: Logger; holder?: string; estimator?: boolean } = {},
+  options: { clock?: Clock; log?: Logger; holder?: string; estimator?: boolean; challengeTurns?: AppDeps['challengeTurns'] } = {},
 ): Promise<Services> {
   const clock = options.clock ?? systemClock
   const open = await openDatabase(config.database, { holder: options.holder ?? 'the ofage server' })
   try {
     await migrateDatabase(open)
     const keys = await loadServerKeys(open.db, config.signingKeyFile, clock.now())
-    const deps: AppDeps = { config, db: open.db, keys, clock, log: options.log ?? jsonLogger(), metrics: createMetrics() }
+    const deps: AppDeps = { config, db: open.db, keys, clock, log: options.log ?? jsonLogger(), metrics: createMetrics(), challengeTurns: options.challengeTurns }
     if (config.demo) await ensureDemoClient(deps)
     // Only the server runs the face check; CLI commands never load its models.
     if (options.estimator && config.face.enabled) deps.estimator = startEstimator(config, deps.log)

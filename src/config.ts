@@ -29,8 +29,11 @@ export type Config = {
 /** The face age check (method class `biometric`). */
 export type FaceConfig = {
   enabled: boolean
-  /** Deployment-wide safety buffer in years; a client's own buffer overrides it. */
-  buffer: number
+  /**
+   * Deployment-wide safety buffer in years (FACE_AGE_BUFFER); unset, each threshold gets the default
+   * measured for it (defaultFaceBuffer). A client's own buffer overrides both.
+   */
+  buffer: number | undefined
   /** Estimator worker threads, and frames that may wait for one before the answer is "busy". */
   workers: number
   queue: number
@@ -71,7 +74,7 @@ export function loadConfig(env: Env = process.env): Config {
     demo: readFlag('OFAGE_DEMO', env.OFAGE_DEMO) ?? database.kind !== 'postgres',
     face: {
       enabled: readFlag('FACE_CHECK', env.FACE_CHECK) ?? true,
-      buffer: readInt('FACE_AGE_BUFFER', env.FACE_AGE_BUFFER, { min: 0, max: 30, fallback: 7 }),
+      buffer: nonEmpty(env.FACE_AGE_BUFFER) === undefined ? undefined : readInt('FACE_AGE_BUFFER', env.FACE_AGE_BUFFER, { min: 0, max: 30, fallback: 0 }),
       workers: readInt('FACE_WORKERS', env.FACE_WORKERS, { min: 1, max: 16, fallback: 1 }),
       queue: readInt('FACE_QUEUE', env.FACE_QUEUE, { min: 0, max: 1000, fallback: 8 }),
       upload: readFlag('FACE_UPLOAD', env.FACE_UPLOAD) ?? false,

@@ -4,6 +4,7 @@ import type { AgeEstimator } from './estimator/types.ts'
 import type { ServerKeys } from './keys/server-keys.ts'
 import type { Clock } from './lib/clock.ts'
 import type { Logger } from './lib/log.ts'
+import type { Turn } from './liveness/challenge.ts'
 import type { Metrics } from './ops/metrics.ts'
 
 /** Everything the routes and services depend on, built once at start (src/index.ts) or by a test. */
@@ -16,4 +17,6 @@ export type AppDeps = {
   metrics: Metrics
   /** The face age estimator, when the face check is on (FACE_CHECK). */
   estimator?: AgeEstimator
+  /** Tests only: fixes the live challenge's turns, so that a recorded clip can answer it. */
+  challengeTurns?: () => Turn[]
 }

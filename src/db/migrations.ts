@@ -5,6 +5,7 @@ import m0000 from '../../drizzle/0000_init.sql' with { type: 'text' }
 import m0001 from '../../drizzle/0001_pages.sql' with { type: 'text' }
 import m0002 from '../../drizzle/0002_face_check.sql' with { type: 'text' }
 import m0003 from '../../drizzle/0003_client_home_url.sql' with { type: 'text' }
+import m0004 from '../../drizzle/0004_face_challenge.sql' with { type: 'text' }
 
 export const migrationJournal = journal
 
@@ -14,4 +15,5 @@ export const migrationFiles: Record<string, string> = {
   '0001_pages': m0001,
   '0002_face_check': m0002,
   '0003_client_home_url': m0003,
+  '0004_face_challenge': m0004,
 }

@@ -145,6 +145,15 @@ export const verificationSessions = pgTable(
     createdAt: instant('created_at').notNull(),
     expiresAt: instant('expires_at').notNull(),
     completedAt: instant('completed_at'),
+    /**
+     * The face check's live challenge (src/liveness/): the hash of its one-time id, the turns asked for
+     * ("left,right") and when it stops being accepted. Cleared when a capture answers it.
+     */
+    challengeHash: text('challenge_hash'),
+    challengeTurns: text('challenge_turns'),
+    challengeExpiresAt: instant('challenge_expires_at'),
+    /** Methods this session no longer offers: a face check that could not confirm the age is not retried. */
+    closedMethods: text('closed_methods').array().notNull().default(sql`'{}'::text[]`),
   },
   (t) => [index('verification_sessions_expires').on(t.expiresAt)],
 )

@@ -14,6 +14,8 @@ export function pageHeaders(options: { formTargets?: string[] } = {}): Record<st
       "style-src 'self'",
       "script-src 'self'",
       "img-src 'self'",
+      // The face check's script asks for its challenge and posts its frames to us, and nowhere else.
+      "connect-src 'self'",
       `form-action ${formAction}`,
       "frame-ancestors 'none'",
       "base-uri 'none'",

@@ -20,6 +20,16 @@ export type FaceMessages = {
   margin: (site: string, age: number, approvedAge: number) => string
   busy: string
   unreadable: string
+  /** The live challenge's prompts, shown one after another while the frames are taken. */
+  lookStraight: string
+  turnLeft: string
+  turnRight: string
+  lookStraightAgain: string
+  tooDark: string
+  /** A capture that answered no live challenge of this session (expired, used, or none asked for). */
+  challengeExpired: string
+  /** A still photo sent where only the live camera check is accepted. */
+  cameraOnly: string
   failures: Record<FaceFailure, (age: number) => string>
 }
 
@@ -33,6 +43,7 @@ export type Messages = {
   privacy: (site: string) => string
   chooseMethod: string
   noMethods: string
+  noOtherMethods: string
   sandboxNotice: string
   testAge: string
   testMethod: string
@@ -68,6 +79,7 @@ const en: Messages = {
     `We check only that you are old enough. ${site} gets a yes for the age it asked about and a reference number, nothing else. We keep a record that a check took place (the site, the time, the kind of check and the age asked about), never your name, birth date, documents or pictures.`,
   chooseMethod: 'How do you want to confirm your age?',
   noMethods: 'No way to confirm your age is available for this site yet. Please contact the site.',
+  noOtherMethods: 'There is no other way to confirm your age here.',
   sandboxNotice: 'Test mode: this site is in the sandbox. No real check takes place and no real person is verified.',
   testAge: 'Test age',
   testMethod: 'Test method',
@@ -106,13 +118,26 @@ const en: Messages = {
       `To pass, you need to look clearly older than ${age}: we approve only faces we estimate at ${approvedAge} or more, because age estimates can be off by years. If we cannot confirm it, you can use another way or go back to ${site}.`,
     busy: 'The age check is busy right now. Please try again in a moment.',
     unreadable: 'The picture could not be read. Please take it again.',
+    lookStraight: 'Look straight at the camera.',
+    turnLeft: 'Slowly turn your head to your left ←',
+    turnRight: 'Slowly turn your head to your right →',
+    lookStraightAgain: 'Look straight at the camera again.',
+    tooDark: 'It is too dark here. Find more light, facing it.',
+    challengeExpired: 'The check took too long or was already used. Press “Check my age” to start again.',
+    cameraOnly: 'This check needs the live camera: a photo cannot be used.',
     failures: {
       no_face: () => 'We could not see a face. Face the camera in good light.',
       several_faces: () => 'We saw more than one face. Make sure only you are in the picture.',
       face_too_small: () => 'Your face is too far away. Move closer to the camera.',
       too_blurry: () => 'The picture is blurred. Hold still in good light.',
       not_live: () => 'We could not confirm that this is a live picture of a person. Do not use a photo or a screen.',
-      not_over_threshold: (age) => `We could not confirm from your face that you are ${age} or older. You can try another way, if the site offers one.`,
+      not_over_threshold: (age) => `The face check could not confirm that you are ${age} or older. This is not a judgement on you: estimates are uncertain, so we only approve faces that look clearly older. Please use another way, if the site offers one.`,
+      repeated_frames: () => 'These pictures were used before or repeat each other. Only a live camera can be used.',
+      still: () => 'We saw no movement at all. Only a live camera can be used, not a photo.',
+      face_changed: () => 'The face changed during the check. Only you should be in front of the camera.',
+      no_turn: () => 'We did not see your head turn. Follow the prompts: turn your head, not the phone.',
+      wrong_turn: () => 'Your head did not turn as the prompts asked. Follow each prompt in order.',
+      no_frontal: () => 'We need to see you looking straight at the camera at the start and the end.',
     },
   },
   errors: {
@@ -144,6 +169,7 @@ const de: Messages = {
     `Wir prüfen nur, ob Sie alt genug sind. ${site} erhält ein Ja für das abgefragte Alter und eine Referenznummer, sonst nichts. Wir speichern, dass eine Prüfung stattfand (die Website, die Zeit, die Art der Prüfung und das abgefragte Alter), niemals Ihren Namen, Ihr Geburtsdatum, Dokumente oder Bilder.`,
   chooseMethod: 'Wie möchten Sie Ihr Alter bestätigen?',
   noMethods: 'Für diese Website ist noch keine Möglichkeit zur Altersbestätigung verfügbar. Bitte wenden Sie sich an die Website.',
+  noOtherMethods: 'Hier gibt es keinen anderen Weg, Ihr Alter zu bestätigen.',
   sandboxNotice: 'Testmodus: Diese Website ist in der Sandbox. Es findet keine echte Prüfung statt, und keine echte Person wird verifiziert.',
   testAge: 'Testalter',
   testMethod: 'Testmethode',
@@ -182,13 +208,26 @@ const de: Messages = {
       `Um die Prüfung zu bestehen, müssen Sie deutlich älter als ${age} aussehen: Wir bestätigen nur Gesichter, die wir auf ${approvedAge} Jahre oder älter schätzen, denn Altersschätzungen können um Jahre danebenliegen. Wenn wir es nicht bestätigen können, können Sie einen anderen Weg nutzen oder zu ${site} zurückkehren.`,
     busy: 'Die Altersprüfung ist gerade ausgelastet. Bitte versuchen Sie es gleich noch einmal.',
     unreadable: 'Das Bild konnte nicht gelesen werden. Bitte nehmen Sie es erneut auf.',
+    lookStraight: 'Schauen Sie direkt in die Kamera.',
+    turnLeft: 'Drehen Sie den Kopf langsam nach links ←',
+    turnRight: 'Drehen Sie den Kopf langsam nach rechts →',
+    lookStraightAgain: 'Schauen Sie wieder direkt in die Kamera.',
+    tooDark: 'Es ist zu dunkel. Suchen Sie mehr Licht und wenden Sie sich ihm zu.',
+    challengeExpired: 'Die Prüfung hat zu lange gedauert oder wurde schon verwendet. Drücken Sie „Mein Alter prüfen“, um neu zu beginnen.',
+    cameraOnly: 'Diese Prüfung braucht die Live-Kamera: Ein Foto kann nicht verwendet werden.',
     failures: {
       no_face: () => 'Wir konnten kein Gesicht erkennen. Schauen Sie bei gutem Licht in die Kamera.',
       several_faces: () => 'Wir haben mehr als ein Gesicht gesehen. Achten Sie darauf, dass nur Sie im Bild sind.',
       face_too_small: () => 'Ihr Gesicht ist zu weit entfernt. Gehen Sie näher an die Kamera.',
       too_blurry: () => 'Das Bild ist unscharf. Halten Sie bei gutem Licht still.',
       not_live: () => 'Wir konnten nicht bestätigen, dass dies ein Live-Bild einer Person ist. Verwenden Sie kein Foto und keinen Bildschirm.',
-      not_over_threshold: (age) => `Wir konnten anhand Ihres Gesichts nicht bestätigen, dass Sie mindestens ${age} Jahre alt sind. Sie können einen anderen Weg versuchen, falls die Website einen anbietet.`,
+      not_over_threshold: (age) => `Die Prüfung mit dem Gesicht konnte nicht bestätigen, dass Sie mindestens ${age} Jahre alt sind. Das ist kein Urteil über Sie: Schätzungen sind unsicher, daher bestätigen wir nur Gesichter, die deutlich älter aussehen. Bitte nutzen Sie einen anderen Weg, falls die Website einen anbietet.`,
+      repeated_frames: () => 'Diese Bilder wurden schon verwendet oder wiederholen sich. Nur eine Live-Kamera kann verwendet werden.',
+      still: () => 'Wir haben keinerlei Bewegung gesehen. Nur eine Live-Kamera kann verwendet werden, kein Foto.',
+      face_changed: () => 'Das Gesicht hat sich während der Prüfung geändert. Nur Sie sollten vor der Kamera sein.',
+      no_turn: () => 'Wir haben keine Kopfdrehung gesehen. Folgen Sie den Anweisungen: Drehen Sie den Kopf, nicht das Telefon.',
+      wrong_turn: () => 'Ihr Kopf hat sich nicht wie angewiesen gedreht. Folgen Sie den Anweisungen der Reihe nach.',
+      no_frontal: () => 'Wir müssen Sie am Anfang und am Ende direkt in die Kamera schauen sehen.',
     },
   },
   errors: {

@@ -21,6 +21,8 @@ export type VerifyPageProps = {
   locked?: boolean
   /** A dead end (a failed check, no attempts left): the site's home address, shown as "Back to {site}". */
   homeUrl?: string
+  /** Some method was closed for this session (a face check that could not confirm the age). */
+  methodsClosed?: boolean
 }
 
 /** The hosted verification page (SPEC.md §4.1): who asks, for what age, how to prove it, what is kept. */
@@ -77,12 +79,22 @@ export function VerifyPage(props: VerifyPageProps) {
             {t.chooseMethod}
           </h2>
           {props.methods.length === 0 ? (
-            <p safe>{t.noMethods}</p>
+            <>
+              <p safe>{props.methodsClosed ? t.noOtherMethods : t.noMethods}</p>
+              {props.homeUrl !== undefined && props.alert === undefined && (
+                <p>
+                  <a href={props.homeUrl} class="back" safe>
+                    {t.backToSite(siteName)}
+                  </a>
+                </p>
+              )}
+            </>
           ) : (
             props.methods.map((method) =>
               method.render({
                 t,
                 action: action(`/methods/${method.id}`),
+                challengeAction: action(`/methods/${method.id}/challenge`),
                 csrfToken: props.csrfToken,
                 ageRequired: props.ageRequired,
                 siteName,

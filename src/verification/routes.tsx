@@ -16,8 +16,9 @@ import { VerifyPage } from '../pages/verify-page.tsx'
 import { AGE_PASS_COOKIE, AGE_PASS_LIFETIME_MS, createAgePass, passCovers, readAgePass, revokeAgePass, type AgePass } from './age-pass.ts'
 import { callbackUrl, checkAuthorizationRequest } from './authorize.ts'
 import { EstimatorBusyError } from '../estimator/types.ts'
+import { closeMethod, consumeFaceChallenge, issueFaceChallenge } from './face-challenge.ts'
 import { createMethods, methodsFor } from './methods/index.ts'
-import type { Verdict } from './methods/method.ts'
+import type { Verdict, VerificationMethod } from './methods/method.ts'
 import {
   checkCsrfToken,
   claimSession,
@@ -108,6 +109,7 @@ export function pageRoutes(deps: AppDeps) {
     const t = languages[lang]
     const pass = extra.pass === null ? undefined : (extra.pass ?? (await readAgePass(deps, stringCookie(page.cookie[AGE_PASS_COOKIE]))))
     const locked = session.failedAttempts >= MAX_FAILED_ATTEMPTS
+    const offered = offeredMethods(page)
     Object.assign(set.headers, pageHeaders({ formTargets: [session.redirectUri] }))
     return (
       <VerifyPage
@@ -116,12 +118,13 @@ export function pageRoutes(deps: AppDeps) {
         ageRequired={session.ageRequired}
         sessionPath={`/s/${session.id}`}
         csrfToken={session.csrfToken}
-        methods={methodsFor(methods, client)}
+        methods={offered}
         passAge={passCovers(pass, client, session.ageRequired) ? pass.ageOver : undefined}
         alert={locked ? t.tooManyAttempts(client.name) : extra.alert}
         notice={extra.notice}
         locked={locked}
-        homeUrl={locked || extra.failed ? siteHomeUrl(client, session.redirectUri) : undefined}
+        homeUrl={locked || extra.failed || offered.length === 0 ? siteHomeUrl(client, session.redirectUri) : undefined}
+        methodsClosed={session.closedMethods.length > 0}
       />
     )
   }
@@ -171,6 +174,43 @@ export function pageRoutes(deps: AppDeps) {
     }
   }
 
+  /** The methods this page offers: those the client may use, less those this session has closed. */
+  function offeredMethods(page: Page): VerificationMethod[] {
+    return methodsFor(methods, page.client).filter((method) => !page.session.closedMethods.includes(method.id))
+  }
+
+  /**
+   * How a method post is answered: the page again (a plain form post), or, for the page's script,
+   * JSON that says what the page would have shown, so the script can keep the camera running.
+   */
+  function answerer(page: Page, set: { headers: Record<string, unknown>; status?: unknown }, methodId: string, json: boolean) {
+    const t = languages[page.lang]
+    return {
+      async refused(status: number, alert: string | undefined, session: VerificationSession = page.session) {
+        set.status = status
+        if (!json) return render({ ...page, session }, set, { alert, failed: alert !== undefined })
+        const locked = session.failedAttempts >= MAX_FAILED_ATTEMPTS
+        set.headers['content-type'] = 'application/json'
+        set.headers['cache-control'] = 'no-store'
+        return {
+          outcome: 'refused',
+          message: locked ? t.tooManyAttempts(page.client.name) : (alert ?? ''),
+          retry: !locked && !session.closedMethods.includes(methodId),
+          home_url: siteHomeUrl(page.client, session.redirectUri),
+          back_label: t.backToSite(page.client.name),
+        }
+      },
+      approved(html: string) {
+        if (!json) return html
+        const redirect = set.headers.location
+        set.status = 200
+        delete set.headers.location
+        set.headers['content-type'] = 'application/json'
+        return { outcome: 'approved', redirect }
+      },
+    }
+  }
+
   return new Elysia({ name: 'page-routes' })
     .use(html({ autoDoctype: true }))
     .get(
@@ -202,13 +242,29 @@ export function pageRoutes(deps: AppDeps) {
       detail: { hide: true },
     })
     .post(
+      '/s/:id/methods/:method/challenge',
+      async ({ params, query, body, request, cookie, set }) => {
+        const page = await openForm(params.id, cookie, request, query.lang, body.csrf)
+        const method = offeredMethods(page).find((m) => m.id === params.method)
+        if (method?.id !== 'face' || page.session.failedAttempts >= MAX_FAILED_ATTEMPTS) {
+          throw new OAuthError('not_found', 'No live challenge for this method in this session')
+        }
+        const challenge = await issueFaceChallenge(deps, page.session)
+        set.headers['cache-control'] = 'no-store'
+        return { challenge: challenge.id, turns: challenge.turns, expires_in: Math.round((challenge.expiresAt.getTime() - deps.clock.now().getTime()) / 1000) }
+      },
+      { parse: [readForm, 'urlencoded'], body: FormBody, query: LangQuery, detail: { hide: true } },
+    )
+    .post(
       '/s/:id/methods/:method',
       async ({ params, query, body, request, cookie, set }) => {
         const page = await openForm(params.id, cookie, request, query.lang, body.csrf)
         const t = languages[page.lang]
-        const method = methodsFor(methods, page.client).find((m) => m.id === params.method)
+        const method = offeredMethods(page).find((m) => m.id === params.method)
         if (!method) throw new OAuthError('not_found', 'No such verification method for this client')
-        if (page.session.failedAttempts >= MAX_FAILED_ATTEMPTS) return render(page, set)
+        // The page's script asks for JSON so that the camera can stay on between tries.
+        const reply = answerer(page, set, method.id, (request.headers.get('accept') ?? '').includes('application/json'))
+        if (page.session.failedAttempts >= MAX_FAILED_ATTEMPTS) return reply.refused(200, undefined)
         const fields: Record<string, string> = {}
         const files: File[] = []
         for (const [name, value] of Object.entries(body)) {
@@ -218,33 +274,34 @@ export function pageRoutes(deps: AppDeps) {
             files.push(...(value as unknown[]).filter((item): item is File => item instanceof File))
           }
         }
-        if (!Value.Check(method.evidence, fields)) {
-          set.status = 400
-          return render(page, set, { alert: t.invalidEvidence, failed: true })
-        }
+        if (!Value.Check(method.evidence, fields)) return reply.refused(400, t.invalidEvidence)
         let verdict: Verdict
         try {
-          verdict = await method.check({ fields, files, ageRequired: page.session.ageRequired, client: page.client })
+          verdict = await method.check({
+            fields,
+            files,
+            ageRequired: page.session.ageRequired,
+            client: page.client,
+            consumeChallenge: (id) => consumeFaceChallenge(deps, page.session, id),
+          })
         } catch (cause) {
           if (!(cause instanceof EstimatorBusyError)) throw cause
           // Busy is not the visitor's failure: no attempt counted, and a hint when to come back.
           deps.metrics.verifications.inc({ method: method.id, outcome: 'busy' })
-          set.status = 503
           set.headers['retry-after'] = '5'
-          return render(page, set, { alert: t.face.busy, failed: true })
+          return reply.refused(503, t.face.busy)
         }
         const outcome = verdict.approved ? 'approved' : verdict.countsAsAttempt === false ? 'unreadable' : 'failed'
         deps.metrics.verifications.inc({ method: method.id, outcome })
-        if (verdict.approved) return complete(page, set, { ...verdict, method: method.id })
-        if (verdict.countsAsAttempt === false) {
-          set.status = 400
-          return render(page, set, { alert: verdict.reason(t), failed: true })
-        }
+        if (verdict.approved) return reply.approved(await complete(page, set, { ...verdict, method: method.id }))
+        if (verdict.countsAsAttempt === false) return reply.refused(400, verdict.reason(t))
         const failed = await recordFailedAttempt(deps.db, page.session)
+        if (verdict.closesMethod) await closeMethod(deps.db, page.session, method.id)
         const left = MAX_FAILED_ATTEMPTS - failed
-        const session = { ...page.session, failedAttempts: failed }
-        const alert = `${verdict.reason(t)} ${left > 0 ? `${t.tryAgain} ${t.attemptsLeft(left)}` : ''}`.trim()
-        return render({ ...page, session }, set, { alert, failed: true })
+        const session = { ...page.session, failedAttempts: failed, closedMethods: verdict.closesMethod ? [...page.session.closedMethods, method.id] : page.session.closedMethods }
+        // An answer the same face would get again says so, and points to the other ways, not to a retry.
+        const retry = left > 0 && !verdict.closesMethod ? `${t.tryAgain} ${t.attemptsLeft(left)}` : ''
+        return reply.refused(200, `${verdict.reason(t)} ${retry}`.trim(), session)
       },
       { parse: [readMethodForm, 'urlencoded', 'formdata'], body: MethodBody, query: LangQuery, detail: { hide: true } },
     )

@@ -3,6 +3,7 @@ import { chromium, type Browser } from 'playwright-core'
 import { createHandler } from '../../src/app.tsx'
 import { startServices, type Services } from '../../src/boot.ts'
 import { silentLogger } from '../../src/lib/log.ts'
+import type { Turn } from '../../src/liveness/challenge.ts'
 import { freshDatabaseUrl, testConfig } from '../helpers.ts'
 
 /**
@@ -32,13 +33,14 @@ async function freePort(): Promise<number> {
 export type RunningServer = { baseUrl: string; services: Services; stop(): Promise<void> }
 
 /** A real listening server, as `bun start` runs it, on a fresh database. */
-export async function startTestServer(env: Record<string, string> = {}, options: { estimator?: boolean } = {}): Promise<RunningServer> {
+export async function startTestServer(env: Record<string, string> = {}, options: { estimator?: boolean; challengeTurns?: () => Turn[] } = {}): Promise<RunningServer> {
   const database = await freshDatabaseUrl()
   const port = await freePort()
   const baseUrl = `http://127.0.0.1:${port}`
   const services = await startServices(testConfig({ DATABASE_URL: database.url, PUBLIC_URL: baseUrl, ISSUER_URL: baseUrl, ...env }), {
     log: silentLogger,
     estimator: options.estimator,
+    challengeTurns: options.challengeTurns,
   })
   const server = Bun.serve({ port, hostname: '127.0.0.1', fetch: createHandler(services.deps) })
   return {

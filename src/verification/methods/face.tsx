@@ -1,11 +1,25 @@
 import { Type } from '@sinclair/typebox'
 import { ImageDecodeError, type AgeEstimator, type FrameAnalysis } from '../../estimator/types.ts'
-import { decideFaceCheck, DEFAULT_FACE_POLICY } from './face-policy.ts'
-import type { VerificationMethod } from './method.ts'
+import { sha256Hex } from '../../lib/crypto.ts'
+import { createReplayGuard } from '../../liveness/replay.ts'
+import { decideFaceCheck, decideLiveFaceCheck, DEFAULT_FACE_POLICY, faceBufferFor } from './face-policy.ts'
+import type { Verdict, VerificationMethod } from './method.ts'
 
-/** The page's script sends three frames; a phone's file picker sends one. More is refused. */
-export const MAX_FRAMES = 5
+/** The page's script sends two frames per prompt (at most 10 for three turns); a file picker sends one. */
+export const MAX_FRAMES = 12
 export const MAX_FRAME_BYTES = 6 * 1024 * 1024
+
+const unreadable: Verdict = { approved: false, reason: (t) => t.face.unreadable, countsAsAttempt: false }
+
+/**
+ * The prompt each frame was taken under ("0,0,1,1,2,2,3,3"): whole numbers from 0 to turns + 1, one
+ * per frame, never going back. Anything else is not a capture our page made.
+ */
+function readPhases(value: string | undefined, frames: number, turns: number): number[] | undefined {
+  const phases = (value ?? '').split(',').map(Number)
+  const valid = phases.length === frames && phases.every((phase, i) => Number.isInteger(phase) && phase >= 0 && phase <= turns + 1 && (i === 0 || phase >= phases[i - 1]!))
+  return valid ? phases : undefined
+}
 
 /**
  * Facial age estimation (method class `biometric`), for production clients. Frames arrive in the form
@@ -14,27 +28,39 @@ export const MAX_FRAME_BYTES = 6 * 1024 * 1024
  */
 export function createFaceMethod(options: {
   estimator: AgeEstimator
-  defaultBuffer: number
+  /** FACE_AGE_BUFFER, when the operator set one; otherwise each threshold's measured default. */
+  defaultBuffer: number | undefined
   /** FACE_UPLOAD: offer a file picker besides the camera (a still photo meets no live challenge). */
   upload: boolean
 }): VerificationMethod {
+  // As long as a session lives: the frames of any capture judged here are refused if posted again.
+  const replays = createReplayGuard({ ttlMs: 30 * 60_000, maxEntries: 100_000 })
   return {
     id: 'face',
     body: 'multipart',
     availableFor: (client) => !client.sandbox,
-    evidence: Type.Object({}),
-    render: ({ t, action, csrfToken, ageRequired, siteName, client }) => {
+    evidence: Type.Object({
+      challenge: Type.Optional(Type.String({ maxLength: 64 })),
+      phases: Type.Optional(Type.String({ maxLength: 64, pattern: '^[0-9]+(,[0-9]+)*$' })),
+    }),
+    render: ({ t, action, challengeAction, csrfToken, ageRequired, siteName, client }) => {
       const messages = {
         starting: t.face.starting,
         ready: t.face.ready,
         checking: t.face.checking,
         unavailable: t.face.cameraUnavailable,
         cameraNeeded: t.face.cameraNeeded(siteName),
+        lookStraight: t.face.lookStraight,
+        left: t.face.turnLeft,
+        right: t.face.turnRight,
+        lookStraightAgain: t.face.lookStraightAgain,
+        tooDark: t.face.tooDark,
+        busy: t.face.busy,
       }
       // Said before the camera starts, so a visitor who looks 21 is not surprised by a "no" at 18.
-      const approvedAge = ageRequired + (client.faceBuffer ?? options.defaultBuffer)
+      const approvedAge = ageRequired + faceBufferFor(client, ageRequired, options.defaultBuffer)
       return (
-        <form method="post" action={action} enctype="multipart/form-data" class="method face" data-face-form data-messages={JSON.stringify(messages)}>
+        <form method="post" action={action} enctype="multipart/form-data" class="method face" data-face-form data-challenge={challengeAction} data-messages={JSON.stringify(messages)}>
           <h3 safe>{t.face.title}</h3>
           <p safe>{t.face.intro}</p>
           <p safe>{t.face.margin(siteName, ageRequired, approvedAge)}</p>
@@ -44,8 +70,21 @@ export function createFaceMethod(options: {
           <input type="hidden" name="csrf" value={csrfToken} />
           <div class="camera" data-camera hidden>
             <video data-preview autoplay muted playsinline aria-label={t.face.preview}></video>
+            <div class="guide" aria-hidden="true"></div>
+            <p class="prompt" data-prompt aria-live="assertive"></p>
           </div>
           <p class="status" role="status" aria-live="polite" data-status></p>
+          <div class="alert" role="alert" data-outcome hidden>
+            <p data-message></p>
+            <p>
+              <a data-back href="#"></a>
+            </p>
+          </div>
+          {!options.upload && (
+            <noscript>
+              <p safe>{t.face.cameraNeeded(siteName)}</p>
+            </noscript>
+          )}
           {options.upload && (
             <div class="upload" data-upload>
               <label for="face-photo" safe>
@@ -57,34 +96,55 @@ export function createFaceMethod(options: {
           <button type="button" data-start hidden safe>
             {t.face.startCamera}
           </button>
-          <button type="submit" data-submit safe>
+          <button type="submit" data-submit hidden={!options.upload} safe>
             {t.face.capture}
           </button>
           <script src="/assets/face-capture.js" defer></script>
         </form>
       )
     },
-    async check({ files, ageRequired, client }) {
+    async check({ fields, files, ageRequired, client, consumeChallenge }) {
       const frames = files.filter((file) => file.size > 0)
       if (frames.length === 0 || frames.length > MAX_FRAMES || frames.some((frame) => frame.size > MAX_FRAME_BYTES)) {
-        return { approved: false, reason: (t) => t.face.unreadable, countsAsAttempt: false }
+        return unreadable
       }
+      // A live capture answers the session's challenge; without one, only a still upload the operator allowed.
+      const turns = fields.challenge ? await consumeChallenge(fields.challenge) : undefined
+      if (fields.challenge && !turns) return { approved: false, reason: (t) => t.face.challengeExpired, countsAsAttempt: false }
+      if (!turns && !options.upload) return { approved: false, reason: (t) => t.face.cameraOnly, countsAsAttempt: false }
+      const phases = turns ? readPhases(fields.phases, frames.length, turns.length) : []
+      if (!phases) return unreadable
+
+      const images = await Promise.all(frames.map(async (frame) => new Uint8Array(await frame.arrayBuffer())))
+      const digests = images.map((image) => sha256Hex(image))
       const analyses: FrameAnalysis[] = []
-      for (const frame of frames) {
+      for (const image of images) {
         try {
-          analyses.push(await options.estimator.analyze(new Uint8Array(await frame.arrayBuffer())))
+          analyses.push(await options.estimator.analyze(image))
         } catch (cause) {
           // EstimatorBusyError goes up to the route, which answers "busy, retry".
-          if (cause instanceof ImageDecodeError || (cause as Error).name === 'ImageDecodeError') {
-            return { approved: false, reason: (t) => t.face.unreadable, countsAsAttempt: false }
-          }
+          if (cause instanceof ImageDecodeError || (cause as Error).name === 'ImageDecodeError') return unreadable
           throw cause
         }
       }
-      const buffer = client.faceBuffer ?? options.defaultBuffer
-      const decision = decideFaceCheck(analyses, ageRequired, { ...DEFAULT_FACE_POLICY, buffer })
-      if (decision.approved) return { approved: true, methodClass: 'biometric', provenAge: decision.provenAge, ageBuffer: buffer }
-      return { approved: false, reason: (t) => t.face.failures[decision.failure](ageRequired) }
+      const buffer = faceBufferFor(client, ageRequired, options.defaultBuffer)
+      const policy = { ...DEFAULT_FACE_POLICY, buffer }
+      // Checked after the analysis, so that a replay costs the sender as much as a real capture.
+      const replayed = replays.anySeen(digests, Date.now())
+      const decision = replayed
+        ? ({ approved: false, failure: 'repeated_frames' } as const)
+        : turns
+          ? decideLiveFaceCheck(
+              analyses.map((analysis, i) => ({ analysis, phase: phases[i]!, digest: digests[i]! })),
+              turns,
+              ageRequired,
+              policy,
+            )
+          : decideFaceCheck(analyses, ageRequired, policy)
+      // A re-verification relies on what was asked and confirmed, never on a number read off a face.
+      if (decision.approved) return { approved: true, methodClass: 'biometric', provenAge: ageRequired, ageBuffer: buffer }
+      const failure = decision.failure
+      return { approved: false, reason: (t) => t.face.failures[failure](ageRequired), closesMethod: failure === 'not_over_threshold' }
     },
   }
 }

@@ -1,6 +1,7 @@
 import type { TObject } from '@sinclair/typebox'
 import type { MethodClass } from '../../db/schema.ts'
 import type { Client } from '../../oauth/clients.ts'
+import type { Turn } from '../../liveness/challenge.ts'
 import type { Messages } from '../../pages/i18n.ts'
 
 /** The outcome of one check. A failure says why, in the visitor's language. */
@@ -11,13 +12,31 @@ export type Verdict =
       reason: (t: Messages) => string
       /** False for a problem with the submission itself (an unreadable picture): not a failed check. */
       countsAsAttempt?: boolean
+      /** The method is not offered again in this session: another try would only fish for a lucky answer. */
+      closesMethod?: boolean
     }
 
 /** What a method's form needs from the page around it; `client` lets a form state the client's own settings. */
-export type MethodView = { t: Messages; action: string; csrfToken: string; ageRequired: number; siteName: string; client: Client }
+export type MethodView = {
+  t: Messages
+  action: string
+  /** Where the method's script asks for a live challenge (the face check). */
+  challengeAction: string
+  csrfToken: string
+  ageRequired: number
+  siteName: string
+  client: Client
+}
 
 /** What a method receives: the form's text fields (checked against `evidence`), its files, the request. */
-export type MethodInput = { fields: Record<string, string>; files: File[]; ageRequired: number; client: Client }
+export type MethodInput = {
+  fields: Record<string, string>
+  files: File[]
+  ageRequired: number
+  client: Client
+  /** Uses up the session's live challenge (src/verification/face-challenge.ts): its turns, or undefined. */
+  consumeChallenge(id: string): Promise<Turn[] | undefined>
+}
 
 /**
  * A way to prove age, plugged into the hosted page: which clients may use it, the form it renders and

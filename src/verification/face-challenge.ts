@@ -1,0 +1,55 @@
+import { and, eq, gt, sql } from 'drizzle-orm'
+import type { Database } from '../db/client.ts'
+import { verificationSessions } from '../db/schema.ts'
+import type { Clock } from '../lib/clock.ts'
+import { randomToken, sha256Hex } from '../lib/crypto.ts'
+import { CHALLENGE_LIFETIME_MS, formatTurns, parseTurns, pickChallengeTurns, type Turn } from '../liveness/challenge.ts'
+import type { VerificationSession } from './sessions.ts'
+
+type ChallengeDeps = { db: Database; clock: Clock; challengeTurns?: () => Turn[] }
+
+export type IssuedChallenge = { id: string; turns: Turn[]; expiresAt: Date }
+
+/**
+ * Issues the session's live challenge, replacing any earlier one: the page asks for one each time the
+ * visitor starts a capture. Only the hash of its id is stored; the turns are chosen here, never by the page.
+ */
+export async function issueFaceChallenge(deps: ChallengeDeps, session: VerificationSession): Promise<IssuedChallenge> {
+  const id = randomToken(18)
+  const turns = deps.challengeTurns?.() ?? pickChallengeTurns()
+  const expiresAt = new Date(deps.clock.now().getTime() + CHALLENGE_LIFETIME_MS)
+  await deps.db
+    .update(verificationSessions)
+    .set({ challengeHash: sha256Hex(id), challengeTurns: formatTurns(turns), challengeExpiresAt: expiresAt })
+    .where(eq(verificationSessions.idHash, session.idHash))
+  return { id, turns, expiresAt }
+}
+
+/**
+ * Uses up the session's challenge and returns its turns, or undefined when `id` is not this session's
+ * live challenge (unknown, another session's, expired, already answered). One conditional update, so
+ * of two captures racing with the same id only one gets the turns.
+ */
+export async function consumeFaceChallenge(deps: ChallengeDeps, session: VerificationSession, id: string): Promise<Turn[] | undefined> {
+  if (!id || id.length > 64) return undefined
+  const [row] = await deps.db
+    .update(verificationSessions)
+    .set({ challengeHash: null, challengeExpiresAt: null })
+    .where(
+      and(
+        eq(verificationSessions.idHash, session.idHash),
+        eq(verificationSessions.challengeHash, sha256Hex(id)),
+        gt(verificationSessions.challengeExpiresAt, deps.clock.now()),
+      ),
+    )
+    .returning({ turns: verificationSessions.challengeTurns })
+  return parseTurns(row?.turns)
+}
+
+/** Stops offering a method in this session (a face that could not be placed will not place on a retry). */
+export async function closeMethod(db: Database, session: VerificationSession, method: string): Promise<void> {
+  await db
+    .update(verificationSessions)
+    .set({ closedMethods: sql`array_append(${verificationSessions.closedMethods}, ${method})` })
+    .where(and(eq(verificationSessions.idHash, session.idHash), sql`not (${method} = any(${verificationSessions.closedMethods}))`))
+}
