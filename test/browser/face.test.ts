@@ -5,70 +5,132 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { sql } from 'drizzle-orm'
 import type { Browser, Page } from 'playwright-core'
+import { createHandler } from '../../src/app.tsx'
+import type { Turn } from '../../src/liveness/challenge.ts'
 import { createClient } from '../../src/oauth/clients.ts'
 import { closeUpJpeg } from '../estimator/sample-photos.ts'
 import { basic, queryRows } from '../helpers.ts'
+import { clipFrame, composeMjpeg, FEMALE, hasLivenessClips, LIVENESS_DIR } from '../liveness/clips.ts'
 import { hasChromium, launchChromium, startTestServer, type RunningServer } from './chromium.ts'
 
 /**
- * The face check end to end: Chromium's fake camera plays a real photo (a close-up cut from the sample
- * photos) into getUserMedia, the page's script captures frames, the server's real estimator decides.
- * The default fake device (a moving test pattern, no face) must fail and stay on the page.
+ * The face check end to end in Chromium: its fake camera plays a clip into getUserMedia, the page's
+ * script asks for a live challenge and takes its frames, the server's real estimator and liveness check
+ * decide. The clips are shared/liveness's: a real woman turning her head (Intel IoT Devkit sample video,
+ * CC BY 4.0, cut and re-timed here), and a public-domain portrait shown still or waved about. A recording
+ * follows one order of turns, so the challenge is fixed per test (AppDeps.challengeTurns).
  */
-// The shop is a real little server on this machine, so the visitor's browser lands somewhere real.
 const shopServer = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response('<!doctype html><title>Shop</title><h1>Back at the shop</h1>', { headers: { 'content-type': 'text/html' } }) })
-const SHOP_CALLBACK = `http://127.0.0.1:${shopServer.port}/callback`
+const SHOP_HOME = `http://127.0.0.1:${shopServer.port}/`
+const SHOP_CALLBACK = `${SHOP_HOME}callback`
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
 const FAKE_MEDIA = ['--use-fake-device-for-media-stream', '--use-fake-ui-for-media-stream']
+const runs = hasChromium && hasLivenessClips
+if (hasChromium && !hasLivenessClips) {
+  if (process.env.CI) throw new Error(`the face check's browser tests need the camera clips in ${LIVENESS_DIR}`)
+  console.warn(`face check browser tests skipped: no camera clips in ${LIVENESS_DIR}`)
+}
 
+/**
+ * The head-turn clip, re-timed so that each prompt of the page's script (public/face-capture.js:
+ * frames 0.6 and 0.9 s after "look straight", 0.9 and 1.3 s after each turn) falls well inside a
+ * segment when the check starts 0.4 s into the clip: straight until 1.6 s, her left until 3.0 s, her
+ * right until 4.4 s, then straight; Chromium loops it every 7 s.
+ */
+const CLIP_SECONDS = 7
+const START_AT = 0.4
 const videoDir = mkdtempSync(join(tmpdir(), 'ofage-fake-camera-'))
 let running: RunningServer
-let faceCamera: Browser
-let patternCamera: Browser
-let noCamera: Browser
+let uploadServer: ReturnType<typeof Bun.serve>
+let turns: Turn[] = ['left', 'right']
 let shop: { id: string; secret: string }
 let adultJpeg: Uint8Array
-/** When this file began: the privacy check looks only at files written after it, by what runs here. */
 let started = 0
+const cameras: Record<string, Browser> = {}
 
 beforeAll(async () => {
-  if (!hasChromium) return
+  if (!runs) return
   started = Date.now()
-  // The upload fallback is tested here, and today's capture script hands its frames over through it.
-  running = await startTestServer({ FACE_CHECK: '1', FACE_UPLOAD: 'on' }, { estimator: true })
+  running = await startTestServer({ FACE_CHECK: '1' }, { estimator: true, challengeTurns: () => turns })
   const created = await createClient(running.services.deps, { name: 'Production shop', redirectUris: [SHOP_CALLBACK] })
   shop = { id: created.client.id, secret: created.secret }
-  // An MJPEG file is JPEG frames one after another; Chromium's fake camera plays it in a loop.
+  // The same services with the still-photo upload turned on, on a port of its own.
+  const deps = running.services.deps
+  uploadServer = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: (request) => handleUpload(request) })
+  const uploadUrl = `http://127.0.0.1:${uploadServer.port}`
+  const handleUpload = createHandler({ ...deps, config: { ...deps.config, publicUrl: uploadUrl, appUrl: uploadUrl, face: { ...deps.config.face, upload: true } } })
+
+  const female = (names: string[]) => names.map((name) => clipFrame('intel-female-headturn', name))
+  // One recording per browser: a real camera never sends the same bytes twice, and the service refuses them.
+  for (const variant of [1, 2, 3, 4]) {
+    const turning = composeMjpeg(
+      [
+        { frames: female(FEMALE.frontal.slice(0, 3)), seconds: 1.6 },
+        { frames: female(FEMALE.left), seconds: 1.4 },
+        { frames: female(FEMALE.right), seconds: 1.4 },
+        { frames: female(FEMALE.frontal.slice(3)), seconds: CLIP_SECONDS - 4.4 },
+      ],
+      variant,
+    )
+    writeFileSync(join(videoDir, `turning-${variant}.mjpeg`), turning)
+  }
   adultJpeg = await closeUpJpeg('olderLooking')
-  const video = join(videoDir, 'adult.mjpeg')
-  writeFileSync(video, Buffer.concat(Array.from({ length: 10 }, () => Buffer.from(adultJpeg))))
+  writeFileSync(join(videoDir, 'repeated.mjpeg'), Buffer.concat(Array.from({ length: 10 }, () => Buffer.from(adultJpeg))))
   writeFileSync(join(videoDir, 'selfie.jpg'), adultJpeg)
-  faceCamera = await launchChromium([...FAKE_MEDIA, `--use-file-for-fake-video-capture=${video}`])
-  patternCamera = await launchChromium(FAKE_MEDIA)
-  noCamera = await launchChromium()
+  const file = (path: string) => [...FAKE_MEDIA, `--use-file-for-fake-video-capture=${path}`]
+  const launched = await Promise.all([
+    ...[1, 2, 3, 4].map((variant) => launchChromium(file(join(videoDir, `turning-${variant}.mjpeg`)))),
+    launchChromium(file(join(LIVENESS_DIR, 'spoof-gracehopper-still', 'spoof-gracehopper-still.mjpeg'))),
+    launchChromium(file(join(LIVENESS_DIR, 'spoof-gracehopper-waved', 'spoof-gracehopper-waved.mjpeg'))),
+    launchChromium(file(join(videoDir, 'repeated.mjpeg'))),
+    launchChromium(FAKE_MEDIA),
+    launchChromium(),
+  ])
+  const names = ['desktop', 'phone', 'reversed', 'screenshots', 'still', 'waved', 'repeated', 'pattern', 'none']
+  for (const [i, name] of names.entries()) cameras[name] = launched[i]!
   await running.services.deps.estimator!.ready
 }, 120_000)
 
 afterAll(async () => {
-  if (!hasChromium) return
-  await Promise.all([faceCamera?.close(), patternCamera?.close(), noCamera?.close()])
+  if (!runs) return
+  await Promise.all(Object.values(cameras).map((browser) => browser.close()))
+  await uploadServer?.stop(true)
   await running?.stop()
   await shopServer.stop(true)
   rmSync(videoDir, { recursive: true, force: true })
 })
 
-async function openPage(browser: Browser, viewport: { width: number; height: number }, state: string): Promise<Page> {
-  const context = await browser.newContext({ viewport })
-  await context.grantPermissions(['camera'], { origin: running.baseUrl })
+async function openPage(camera: keyof typeof cameras, state: string, options: { viewport?: { width: number; height: number }; baseUrl?: string } = {}): Promise<Page> {
+  const baseUrl = options.baseUrl ?? running.baseUrl
+  const context = await cameras[camera]!.newContext({ viewport: options.viewport ?? { width: 1280, height: 900 } })
+  await context.grantPermissions(['camera'], { origin: baseUrl })
   const page = await context.newPage()
-  await page.goto(`${running.baseUrl}/?${new URLSearchParams({ client_id: shop.id, redirect_uri: SHOP_CALLBACK, state, age_required: '18' })}`)
+  await page.goto(`${baseUrl}/?${new URLSearchParams({ client_id: shop.id, redirect_uri: SHOP_CALLBACK, state, age_required: '18' })}`)
   return page
 }
 
-async function checkWithCamera(page: Page) {
+/** Starts the camera and the check; with `sync`, at START_AT seconds into the looping clip. */
+async function checkWithCamera(page: Page, sync = false) {
   await page.getByRole('button', { name: 'Start camera' }).click()
   await page.getByText('Look into the camera').waitFor()
+  if (sync) {
+    await page.waitForFunction(
+      ({ length, from }) => {
+        const video = document.querySelector('video')!
+        const at = video.currentTime % length
+        return at >= from && at < from + 0.1
+      },
+      { length: CLIP_SECONDS, from: START_AT },
+      { polling: 10, timeout: 20_000 },
+    )
+  }
   await page.getByRole('button', { name: 'Check my age' }).click()
+}
+
+async function refusal(page: Page): Promise<string> {
+  const alert = page.locator('[data-outcome]')
+  await alert.waitFor({ state: 'visible', timeout: 40_000 })
+  return (await alert.textContent()) ?? ''
 }
 
 async function exchange(code: string, state: string) {
@@ -81,15 +143,16 @@ async function exchange(code: string, state: string) {
   return (await response.json()) as { access_token: string; transaction_id: string }
 }
 
-describe.skipIf(!hasChromium)('the face check in headless Chromium', () => {
+describe.skipIf(!runs)('the live face check in headless Chromium', () => {
   test.each([
     ['desktop', { width: 1280, height: 900 }],
     ['phone', { width: 390, height: 844 }],
-  ])('%s: camera → frames → real estimate → redirect with code → biometric token', async (name, viewport) => {
-    const page = await openPage(faceCamera, viewport, `face-${name}`)
-    expect(await page.textContent('body')).toContain('never stored')
-    await checkWithCamera(page)
-    await page.waitForURL(`${SHOP_CALLBACK}**`, { timeout: 30_000 })
+  ])('%s: a live person who follows the challenge gets a biometric token', async (name, viewport) => {
+    turns = ['left', 'right']
+    const page = await openPage(name, `face-${name}`, { viewport })
+    expect(await page.textContent('body')).toContain('we estimate at 26 or more')
+    await checkWithCamera(page, true)
+    await page.waitForURL(`${SHOP_CALLBACK}**`, { timeout: 40_000 })
     const callback = new URL(page.url())
     expect(callback.searchParams.get('state')).toBe(`face-${name}`)
     const token = await exchange(callback.searchParams.get('code')!, `face-${name}`)
@@ -97,27 +160,70 @@ describe.skipIf(!hasChromium)('the face check in headless Chromium', () => {
       running.services.deps.db,
       sql`select method, method_class, age_buffer, age_over from audit_logs where transaction_id = ${token.transaction_id}`,
     )
-    expect(audit).toEqual({ method: 'face', method_class: 'biometric', age_buffer: 7, age_over: 18 })
+    expect(audit).toEqual({ method: 'face', method_class: 'biometric', age_buffer: 8, age_over: 18 })
     await page.context().close()
-  }, 60_000)
+  }, 90_000)
+
+  test('the same recording fails a challenge that asks for the other order, and the camera stays on for another try', async () => {
+    turns = ['right', 'left']
+    const page = await openPage('reversed', 'wrong-order')
+    await checkWithCamera(page, true)
+    expect(await refusal(page)).toContain('Your head did not turn as the prompts asked')
+    expect(page.url().startsWith(running.baseUrl)).toBe(true)
+    expect(await page.locator('video').isVisible()).toBe(true)
+    expect(await page.getByRole('button', { name: 'Check my age' }).isEnabled()).toBe(true)
+    expect(await page.locator('[data-back]').getAttribute('href')).toBe(SHOP_HOME)
+    await page.context().close()
+  }, 90_000)
+
+  test.each([
+    ['a still photo', 'still'],
+    ['a photo moved and rotated in front of the camera', 'waved'],
+    ['the same frame repeated', 'repeated'],
+    ['a test pattern with no face', 'pattern'],
+  ] as const)('%s fails and links back to the site', async (_, camera) => {
+    turns = ['left', 'right']
+    const page = await openPage(camera, camera)
+    await checkWithCamera(page)
+    const text = await refusal(page)
+    expect(text).toMatch(/used before or repeat each other|no movement at all|did not see your head turn|could not see a face/)
+    expect(await page.locator('[data-back]').textContent()).toBe('Back to Production shop')
+    expect(page.url().startsWith(running.baseUrl)).toBe(true)
+    await page.context().close()
+  }, 90_000)
+
+  test('the last allowed failure ends on the too-many-attempts words with the way back', async () => {
+    turns = ['left', 'right']
+    const page = await openPage('pattern', 'locked')
+    await running.services.deps.db.execute(sql`update verification_sessions set failed_attempts = 4 where client_id = ${shop.id} and state = 'locked'`)
+    await checkWithCamera(page)
+    expect(await refusal(page)).toContain('Too many attempts')
+    expect(await page.locator('[data-back]').getAttribute('href')).toBe(SHOP_HOME)
+    expect(await page.getByRole('button', { name: 'Check my age' }).isVisible()).toBe(false)
+    // The session's own page (a reload of the site's link would start a new session) says the same.
+    const action = (await page.locator('form[data-face-form]').getAttribute('action'))!
+    await page.goto(`${running.baseUrl}${action.split('/methods/')[0]}`)
+    expect(await page.getByRole('alert').first().textContent()).toContain('Too many attempts')
+    expect(await page.getByRole('link', { name: 'Back to Production shop' }).getAttribute('href')).toBe(SHOP_HOME)
+    await page.context().close()
+  }, 90_000)
 
   test('usage counts the face checks as biometric', async () => {
     const usage = await (await fetch(`${running.baseUrl}/api/oauth/usage`, { headers: { authorization: basic(shop.id, shop.secret) } })).json()
     expect(usage.usage).toMatchObject({ total_verifications: 2, biometric_count: 2, age_only_count: 0 })
   })
 
-  test('a test pattern with no face fails, says why, and stays on the page', async () => {
-    const page = await openPage(patternCamera, { width: 1280, height: 900 }, 'pattern')
-    await checkWithCamera(page)
-    await page.getByRole('alert').waitFor({ timeout: 30_000 })
-    expect(await page.getByRole('alert').textContent()).toContain('We could not see a face')
-    expect(page.url().startsWith(running.baseUrl)).toBe(true)
-    expect(await page.getByRole('button', { name: 'Start camera' }).isVisible()).toBe(true)
+  test('a production page has no photo upload unless the operator enables it; without a camera it offers the way back', async () => {
+    const page = await openPage('none', 'no-camera', { viewport: { width: 390, height: 844 } })
+    expect(await page.locator('input[type=file]').count()).toBe(0)
+    await page.getByRole('button', { name: 'Start camera' }).click()
+    await page.getByText('The face check needs a camera. You can use another way, or go back to Production shop.').waitFor()
+    expect(await page.getByRole('button', { name: 'Check my age' }).isVisible()).toBe(false)
     await page.context().close()
   }, 60_000)
 
-  test('without a camera the page falls back to a selfie upload, which works', async () => {
-    const page = await openPage(noCamera, { width: 390, height: 844 }, 'upload')
+  test('with FACE_UPLOAD=on and no camera, the page falls back to a selfie upload, which works (a weak check)', async () => {
+    const page = await openPage('none', 'upload', { viewport: { width: 390, height: 844 }, baseUrl: `http://127.0.0.1:${uploadServer.port}` })
     await page.getByRole('button', { name: 'Start camera' }).click()
     await page.getByText('The camera could not be started').waitFor()
     // From a file in the test's own folder, so the browser driver writes no copy of the picture anywhere.
@@ -128,7 +234,7 @@ describe.skipIf(!hasChromium)('the face check in headless Chromium', () => {
   }, 60_000)
 
   test('axe-core finds no accessibility violations on the face check page', async () => {
-    const page = await openPage(noCamera, { width: 1280, height: 900 }, 'a11y')
+    const page = await openPage('none', 'a11y')
     await page.evaluate(axeSource)
     const violations = await page.evaluate(async () => {
       const result = await (window as unknown as { axe: { run(): Promise<{ violations: { id: string }[] }> } }).axe.run()
@@ -141,14 +247,17 @@ describe.skipIf(!hasChromium)('the face check in headless Chromium', () => {
   test.skipIf(!process.env.UPDATE_SCREENSHOTS)('screenshots of the face check for docs/ (UPDATE_SCREENSHOTS=1)', async () => {
     mkdirSync('docs/screenshots', { recursive: true })
     for (const [name, viewport] of [['desktop', { width: 1280, height: 900 }], ['phone', { width: 390, height: 844 }]] as const) {
-      const page = await openPage(patternCamera, viewport, `shot-${name}`)
+      turns = ['right', 'left']
+      const page = await openPage('screenshots', `shot-${name}`, { viewport })
       await page.screenshot({ path: `docs/screenshots/face-${name}.png`, fullPage: true })
-      await checkWithCamera(page)
-      await page.getByRole('alert').waitFor({ timeout: 30_000 })
+      await checkWithCamera(page, true)
+      await page.getByText('Slowly turn your head').waitFor({ timeout: 10_000 })
+      await page.screenshot({ path: `docs/screenshots/face-challenge-${name}.png`, fullPage: true })
+      await refusal(page)
       await page.screenshot({ path: `docs/screenshots/face-failed-${name}.png`, fullPage: true })
       await page.context().close()
     }
-  }, 60_000)
+  }, 120_000)
 
   test('nothing of the pictures is kept: no image bytes in the database or in any file written', async () => {
     // A JPEG starts with FF D8 FF; base64 of that is "/9j/". Look in every text column of every table.

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import jpeg from 'jpeg-js'
 
 /**
  * The camera clips in shared/liveness (each folder's README.txt has its source and licence; the Intel
@@ -31,17 +32,30 @@ export const clipFrame = (clip: string, frame: string) => new Uint8Array(readFil
 
 /**
  * A fake camera clip for Chromium (MJPEG: JPEG frames back to back, played at 30 fps, looped): each
- * segment cycles through its frames, each shown `hold` times, for `seconds`. Cycling (rather than holding
- * one frame) keeps two grabs a fraction of a second apart from being the same picture, as with a real camera.
+ * segment cycles through its frames, each shown `hold` times, for `seconds`. Like a real camera's
+ * sensor noise, a faint mark in the corner makes every picture of the clip unique, and `variant` makes
+ * every clip unique: without it two grabs, or two sessions, could send the very same bytes, which the
+ * service refuses as a replay.
  */
-export function composeMjpeg(segments: { frames: Uint8Array[]; seconds: number; hold?: number }[]): Buffer {
+export function composeMjpeg(segments: { frames: Uint8Array[]; seconds: number; hold?: number }[], variant: number): Buffer {
   const parts: Uint8Array[] = []
+  let slot = 0
   for (const segment of segments) {
+    const decoded = segment.frames.map((frame) => jpeg.decode(frame, { useTArray: true }))
     const slots = Math.round(segment.seconds * 30)
     const hold = segment.hold ?? 3
-    for (let slot = 0; slot < slots; slot++) parts.push(segment.frames[Math.floor(slot / hold) % segment.frames.length]!)
+    for (let i = 0; i < slots; i++, slot++) {
+      const source = decoded[Math.floor(i / hold) % decoded.length]!
+      const data = new Uint8Array(source.data)
+      // Black or white 8×8 blocks along the top edge spell (variant, slot) in bits, far from the face and
+      // bold enough to survive the JPEG encodings on the way (a faint mark is quantised away).
+      const bits = (variant << 10) | slot
+      for (let bit = 0; bit < 14; bit++) {
+        const value = (bits >> bit) & 1 ? 255 : 0
+        for (let y = 0; y < 8; y++) data.fill(value, (y * source.width + bit * 8) * 4, (y * source.width + bit * 8 + 8) * 4)
+      }
+      parts.push(jpeg.encode({ width: source.width, height: source.height, data }, 90).data)
+    }
   }
   return Buffer.concat(parts)
 }
-
-export const CLIP_FPS = 30
