@@ -5,14 +5,10 @@ import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import antispoofBin from '../../node_modules/@vladmandic/human/models/antispoof.bin' with { type: 'file' }
-import antispoofJson from '../../node_modules/@vladmandic/human/models/antispoof.json' with { type: 'file' }
 import blazefaceBin from '../../node_modules/@vladmandic/human/models/blazeface.bin' with { type: 'file' }
 import blazefaceJson from '../../node_modules/@vladmandic/human/models/blazeface.json' with { type: 'file' }
 import facemeshBin from '../../node_modules/@vladmandic/human/models/facemesh.bin' with { type: 'file' }
 import facemeshJson from '../../node_modules/@vladmandic/human/models/facemesh.json' with { type: 'file' }
-import livenessBin from '../../node_modules/@vladmandic/human/models/liveness.bin' with { type: 'file' }
-import livenessJson from '../../node_modules/@vladmandic/human/models/liveness.json' with { type: 'file' }
 import ageBin from './models/faceres-deep.bin' with { type: 'file' }
 import ageJson from './models/faceres-deep.json' with { type: 'file' }
 import wasmSimd from '../../node_modules/@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.wasm' with { type: 'file' }
@@ -23,14 +19,10 @@ import wasmPlain from '../../node_modules/@tensorflow/tfjs-backend-wasm/dist/tfj
 // while the binary stores each file under a hashed name. (TypeScript types a .json import as its
 // contents; with `type: 'file'` Bun gives its path.)
 const models: Record<string, string> = {
-  'antispoof.bin': antispoofBin,
-  'antispoof.json': antispoofJson as unknown as string,
   'blazeface.bin': blazefaceBin,
   'blazeface.json': blazefaceJson as unknown as string,
   'facemesh.bin': facemeshBin,
   'facemesh.json': facemeshJson as unknown as string,
-  'liveness.bin': livenessBin,
-  'liveness.json': livenessJson as unknown as string,
 }
 /** The age model, which this repository carries (src/estimator/models/, docs/accuracy.md). */
 const ageModel: Record<string, string> = {

@@ -12,10 +12,6 @@ export type FaceObservation = {
   box: { x: number; y: number; width: number; height: number }
   /** Sharpness of the face region: variance of the Laplacian of its grey levels (higher is sharper). */
   sharpness: number
-  /** Anti-spoofing score, 0..1 (1: a real face, not a photo of a photo or a screen), when the model gave one. */
-  real?: number
-  /** Liveness score, 0..1, when the model gave one. */
-  live?: number
   /**
    * Five points of the face mesh, in pixels of the analysed frame: the outer eye corners, the nose tip
    * and the mouth corners ("right" is the person's right, on the left of an unmirrored camera frame).

@@ -61,11 +61,8 @@ function expectPlausibleFace(face: FaceObservation, frame: FrameAnalysis) {
   expect(face.box.x + face.box.width).toBeLessThanOrEqual(frame.width)
   expect(face.box.y + face.box.height).toBeLessThanOrEqual(frame.height)
   expect(face.sharpness).toBeGreaterThan(0)
-  for (const score of [face.real, face.live]) {
-    expect(score).toBeNumber()
-    expect(score!).toBeGreaterThan(0)
-    expect(score!).toBeLessThanOrEqual(1)
-  }
+  expect(face.landmarks).toBeDefined()
+  expect(face.descriptor).toHaveLength(1024)
 }
 
 describe('Human engine (in-process)', () => {
@@ -90,7 +87,7 @@ describe('Human engine (in-process)', () => {
   afterAll(() => engine?.close())
 
   test('loads its models from the installed package, never from the network', () => {
-    expect(fetched.length).toBeGreaterThanOrEqual(5)
+    expect(fetched.length).toBeGreaterThanOrEqual(3)
     for (const url of fetched) expect(url).toStartWith('file://')
   })
 
@@ -101,7 +98,7 @@ describe('Human engine (in-process)', () => {
       expect(Math.max(frame.width, frame.height)).toBe(1024)
       expect(frame.faces.length).toBeGreaterThanOrEqual(3)
       for (const face of frame.faces) expectPlausibleFace(face, frame)
-      const summary = frame.faces.map((f) => `${f.age.toFixed(1)}y score ${f.faceScore} real ${f.real} live ${f.live} sharp ${Math.round(f.sharpness)}`)
+      const summary = frame.faces.map((f) => `${f.age.toFixed(1)}y score ${f.faceScore} sharp ${Math.round(f.sharpness)}`)
       console.log(`${name} ${frame.width}x${frame.height} ${frame.ms} ms: ${summary.join('; ')}`)
     }
   }, LOAD_TIMEOUT)
@@ -122,7 +119,7 @@ describe('Human engine (in-process)', () => {
       expectPlausibleFace(face, frame)
       // A close-up passes the policy's size bound: the face spans over 15% of the shorter side.
       expect(face.box.width).toBeGreaterThan(0.15 * Math.min(frame.width, frame.height))
-      console.log(`close-up ${frame.width}x${frame.height}: ${frame.faces.map((f) => `${f.age}y score ${f.faceScore} real ${f.real} live ${f.live} sharp ${f.sharpness}`).join('; ')}`)
+      console.log(`close-up ${frame.width}x${frame.height}: ${frame.faces.map((f) => `${f.age}y score ${f.faceScore} sharp ${f.sharpness}`).join('; ')}`)
     }
     expect([sideways.width, sideways.height]).toEqual([upright.width, upright.height])
     expect(Math.abs(confident(sideways)[0]!.age - confident(upright)[0]!.age)).toBeLessThan(3)

@@ -29,7 +29,7 @@ class ScriptedEstimator implements AgeEstimator {
     }
     if (script === 'busy') throw new EstimatorBusyError()
     if (script === 'garbage') throw new ImageDecodeError('not an image')
-    const face = (age: number, x = 100): FaceObservation => ({ age, faceScore: 0.9, box: { x, y: 50, width: 220, height: 260 }, sharpness: 120, real: 0.9, live: 0.9 })
+    const face = (age: number, x = 100): FaceObservation => ({ age, faceScore: 0.9, box: { x, y: 50, width: 220, height: 260 }, sharpness: 120 })
     const faces = script.startsWith('face:') ? [face(Number(script.slice(5)))] : script === 'two' ? [face(30), face(30, 400)] : []
     return { width: 640, height: 480, faces, ms: 1 }
   }
@@ -93,7 +93,7 @@ async function liveCheck(browser: Browser, page: PageForms, age: number, options
   const challenge = await askChallenge(browser, page)
   expect(challenge.status).toBe(200)
   const { frames, phases } = answer(options.turns ?? challenge.turns!, age)
-  const headers = options.json ? { accept: 'application/json' } : {}
+  const headers: Record<string, string> = options.json ? { accept: 'application/json' } : {}
   return postFrames(browser, page.action('/methods/face'), page.csrf!, frames, { challenge: challenge.challenge!, phases }, headers)
 }
 

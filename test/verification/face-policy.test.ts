@@ -7,8 +7,6 @@ const face = (overrides: Partial<FaceObservation> = {}): FaceObservation => ({
   faceScore: 0.95,
   box: { x: 100, y: 80, width: 200, height: 240 },
   sharpness: 150,
-  real: 0.9,
-  live: 0.9,
   ...overrides,
 })
 const frame = (...faces: FaceObservation[]): FrameAnalysis => ({ width: 640, height: 480, faces, ms: 200 })
@@ -44,10 +42,6 @@ describe('decideFaceCheck', () => {
     ['two faces', frame(face(), face({ box: { x: 400, y: 80, width: 180, height: 200 } })), 'several_faces'],
     ['a small face', frame(face({ box: { x: 0, y: 0, width: 60, height: 70 } })), 'face_too_small'],
     ['a blurred face', frame(face({ sharpness: 5 })), 'too_blurry'],
-    ['a spoof', frame(face({ real: 0.1 })), 'not_live'],
-    ['not live', frame(face({ live: 0.2 })), 'not_live'],
-    ['no anti-spoofing score at all (fail closed)', frame(face({ real: undefined })), 'not_live'],
-    ['no liveness score at all (fail closed)', frame(face({ live: undefined })), 'not_live'],
   ])('%s fails with %s, whatever the age', (_, bad, failure) => {
     expect(decideFaceCheck([{ ...bad, faces: bad.faces.map((f) => ({ ...f, age: 60 })) }], 18, policy)).toEqual({ approved: false, failure: failure as never })
   })

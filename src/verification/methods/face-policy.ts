@@ -7,15 +7,12 @@ import { checkLiveness, DEFAULT_LIVENESS_POLICY, type CapturedFrame, type Livene
  * docs/decisions.md; the buffer can be set per deployment (FACE_AGE_BUFFER) and per client.
  */
 export type FacePolicy = {
-  /** Years the median estimate must exceed the threshold by ("Challenge 25" for 18 is a buffer of 7). */
+  /** Years the median estimate must exceed the threshold by ("Challenge 26" for 18 is a buffer of 8). */
   buffer: number
   minFaceScore: number
   /** Face box width as a share of the frame's shorter side: a face far from the camera is refused. */
   minFaceShare: number
   minSharpness: number
-  /** Anti-spoofing and liveness bounds; a frame whose model gave no score fails (fail closed). */
-  minReal: number
-  minLive: number
   /** Frames that must pass every per-frame check. */
   minGoodFrames: number
 }
@@ -41,19 +38,17 @@ export const DEFAULT_FACE_POLICY: FacePolicy = {
   minFaceScore: 0.6,
   minFaceShare: 0.15,
   minSharpness: 20,
-  minReal: 0.5,
-  minLive: 0.5,
   minGoodFrames: 1,
 }
 
 /** Why a face check failed, from the most basic problem to the decision itself. */
-export type FaceFailure = 'no_face' | 'several_faces' | 'face_too_small' | 'too_blurry' | 'not_live' | 'not_over_threshold' | LivenessFailure
+export type FaceFailure = 'no_face' | 'several_faces' | 'face_too_small' | 'too_blurry' | 'not_over_threshold' | LivenessFailure
 
 export type FaceDecision = { approved: true; medianAge: number; goodFrames: number } | { approved: false; failure: FaceFailure; medianAge?: number }
 
 /**
  * Decides a face check on still frames from the estimator's numbers: each frame must show exactly one
- * face, large, sharp, real and live enough; the estimates of the good frames are combined by their
+ * face, large and sharp enough; the estimates of the good frames are combined by their
  * median, and the check passes only when that median is at least `threshold + buffer`.
  */
 export function decideFaceCheck(frames: FrameAnalysis[], threshold: number, policy: FacePolicy = DEFAULT_FACE_POLICY): FaceDecision {
@@ -95,11 +90,10 @@ function frameFailure(frame: FrameAnalysis, faces: FaceObservation[], policy: Fa
   const face = faces[0]!
   if (face.box.width < policy.minFaceShare * Math.min(frame.width, frame.height)) return 'face_too_small'
   if (face.sharpness < policy.minSharpness) return 'too_blurry'
-  if ((face.real ?? 0) < policy.minReal || (face.live ?? 0) < policy.minLive) return 'not_live'
   return undefined
 }
 
-const failureOrder: FaceFailure[] = ['several_faces', 'no_face', 'face_too_small', 'too_blurry', 'not_live']
+const failureOrder: FaceFailure[] = ['several_faces', 'no_face', 'face_too_small', 'too_blurry']
 
 /** The reason to show when no frame was good: the one that most needs fixing first. */
 function mostBasic(failures: FaceFailure[]): FaceFailure | undefined {
