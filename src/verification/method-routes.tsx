@@ -1,0 +1,125 @@
+import { Value } from '@sinclair/typebox/value'
+import { Elysia, t } from 'elysia'
+import type { AppDeps } from '../deps.ts'
+import { EstimatorBusyError } from '../estimator/types.ts'
+import { OAuthError } from '../errors.ts'
+import { readStrictBody } from '../lib/strict-request.ts'
+import { siteHomeUrl } from '../oauth/clients.ts'
+import { languages } from '../pages/i18n.ts'
+import { closeMethod, consumeFaceChallenge, issueFaceChallenge } from './face-challenge.ts'
+import type { Verdict } from './methods/method.ts'
+import { FormBody, LangQuery, readForm } from './page-context.tsx'
+import type { Page, PageContext, ResponseSet } from './page-context.tsx'
+import { MAX_FAILED_ATTEMPTS, recordFailedAttempt, type VerificationSession } from './sessions.ts'
+
+/** A method's form: text fields, and for the face check, files (gathered in arrays by the parser). */
+const MethodBody = t.Object(
+  { csrf: t.String({ maxLength: 128 }) },
+  { additionalProperties: t.Union([t.String({ maxLength: 1024 }), t.Array(t.Unknown(), { maxItems: 16 })]) },
+)
+const readMethodForm = ({ request }: { request: Request }) => readStrictBody(request, ['form', 'multipart'])
+
+/**
+ * The verification methods' posts: a method's evidence, checked and turned into a verdict, and the face
+ * check's live challenge. A failure counts an attempt (five per session) unless it was the submission's
+ * fault; an approval completes the session.
+ */
+export function methodRoutes(deps: AppDeps, { openForm, render, complete, offeredMethods }: PageContext) {
+  /**
+   * How a method post is answered: the page again (a plain form post), or, for the page's script,
+   * JSON that says what the page would have shown, so the script can keep the camera running.
+   */
+  function answerer(page: Page, set: ResponseSet, methodId: string, json: boolean) {
+    const t = languages[page.lang]
+    return {
+      async refused(status: number, alert: string | undefined, session: VerificationSession = page.session) {
+        set.status = status
+        if (!json) return render({ ...page, session }, set, { alert, failed: alert !== undefined })
+        const locked = session.failedAttempts >= MAX_FAILED_ATTEMPTS
+        set.headers['content-type'] = 'application/json'
+        set.headers['cache-control'] = 'no-store'
+        return {
+          outcome: 'refused',
+          message: locked ? t.tooManyAttempts(page.client.name) : (alert ?? ''),
+          retry: !locked && !session.closedMethods.includes(methodId),
+          home_url: siteHomeUrl(page.client, session.redirectUri),
+          back_label: t.backToSite(page.client.name),
+        }
+      },
+      approved(html: string) {
+        if (!json) return html
+        const redirect = set.headers.location
+        set.status = 200
+        delete set.headers.location
+        set.headers['content-type'] = 'application/json'
+        return { outcome: 'approved', redirect }
+      },
+    }
+  }
+
+  return new Elysia({ name: 'method-routes' })
+    .post(
+      '/s/:id/methods/:method/challenge',
+      async ({ params, query, body, request, cookie, set }) => {
+        const page = await openForm(params.id, cookie, request, query.lang, body.csrf)
+        const method = offeredMethods(page).find((m) => m.id === params.method)
+        if (method?.id !== 'face' || page.session.failedAttempts >= MAX_FAILED_ATTEMPTS) {
+          throw new OAuthError('not_found', 'No live challenge for this method in this session')
+        }
+        const challenge = await issueFaceChallenge(deps, page.session)
+        set.headers['cache-control'] = 'no-store'
+        return { challenge: challenge.id, turns: challenge.turns, expires_in: Math.round((challenge.expiresAt.getTime() - deps.clock.now().getTime()) / 1000) }
+      },
+      { parse: [readForm, 'urlencoded'], body: FormBody, query: LangQuery, detail: { hide: true } },
+    )
+    .post(
+      '/s/:id/methods/:method',
+      async ({ params, query, body, request, cookie, set }) => {
+        const page = await openForm(params.id, cookie, request, query.lang, body.csrf)
+        const t = languages[page.lang]
+        const method = offeredMethods(page).find((m) => m.id === params.method)
+        if (!method) throw new OAuthError('not_found', 'No such verification method for this client')
+        // The page's script asks for JSON so that the camera can stay on between tries.
+        const reply = answerer(page, set, method.id, (request.headers.get('accept') ?? '').includes('application/json'))
+        if (page.session.failedAttempts >= MAX_FAILED_ATTEMPTS) return reply.refused(200, undefined)
+        const fields: Record<string, string> = {}
+        const files: File[] = []
+        for (const [name, value] of Object.entries(body)) {
+          if (typeof value === 'string') {
+            if (name !== 'csrf') fields[name] = value
+          } else if (Array.isArray(value)) {
+            files.push(...(value as unknown[]).filter((item): item is File => item instanceof File))
+          }
+        }
+        if (!Value.Check(method.evidence, fields)) return reply.refused(400, t.invalidEvidence)
+        let verdict: Verdict
+        try {
+          verdict = await method.check({
+            fields,
+            files,
+            ageRequired: page.session.ageRequired,
+            client: page.client,
+            consumeChallenge: (id) => consumeFaceChallenge(deps, page.session, id),
+          })
+        } catch (cause) {
+          if (!(cause instanceof EstimatorBusyError)) throw cause
+          // Busy is not the visitor's failure: no attempt counted, and a hint when to come back.
+          deps.metrics.verifications.inc({ method: method.id, outcome: 'busy' })
+          set.headers['retry-after'] = '5'
+          return reply.refused(503, t.face.busy)
+        }
+        const outcome = verdict.approved ? 'approved' : verdict.countsAsAttempt === false ? 'unreadable' : 'failed'
+        deps.metrics.verifications.inc({ method: method.id, outcome })
+        if (verdict.approved) return reply.approved(await complete(page, set, { ...verdict, method: method.id }))
+        if (verdict.countsAsAttempt === false) return reply.refused(400, verdict.reason(t))
+        const failed = await recordFailedAttempt(deps.db, page.session)
+        if (verdict.closesMethod) await closeMethod(deps.db, page.session, method.id)
+        const left = MAX_FAILED_ATTEMPTS - failed
+        const session = { ...page.session, failedAttempts: failed, closedMethods: verdict.closesMethod ? [...page.session.closedMethods, method.id] : page.session.closedMethods }
+        // An answer the same face would get again says so, and points to the other ways, not to a retry.
+        const retry = left > 0 && !verdict.closesMethod ? `${t.tryAgain} ${t.attemptsLeft(left)}` : ''
+        return reply.refused(200, `${verdict.reason(t)} ${retry}`.trim(), session)
+      },
+      { parse: [readMethodForm, 'urlencoded', 'formdata'], body: MethodBody, query: LangQuery, detail: { hide: true } },
+    )
+}

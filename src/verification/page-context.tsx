@@ -1,0 +1,154 @@
+import { t, type Cookie } from 'elysia'
+import type { AppDeps } from '../deps.ts'
+import type { MethodClass } from '../db/schema.ts'
+import { OAuthError } from '../errors.ts'
+import { readStrictBody } from '../lib/strict-request.ts'
+import { findClient, siteHomeUrl, type Client } from '../oauth/clients.ts'
+import { issueCode } from '../oauth/codes.ts'
+import { pageHeaders } from '../pages/headers.ts'
+import { languages, pickLanguage, type Language } from '../pages/i18n.ts'
+import { VerifyPage } from '../pages/verify-page.tsx'
+import { AGE_PASS_COOKIE, AGE_PASS_LIFETIME_MS, createAgePass, passCovers, readAgePass, type AgePass } from './age-pass.ts'
+import { callbackUrl } from './authorize.ts'
+import { createMethods, methodsFor } from './methods/index.ts'
+import type { VerificationMethod } from './methods/method.ts'
+import { checkCsrfToken, claimSession, findSession, MAX_FAILED_ATTEMPTS, releaseSession } from './sessions.ts'
+import type { VerificationSession } from './sessions.ts'
+
+export const BROWSER_COOKIE = 'ofage_browser'
+
+export const LangQuery = t.Object({ lang: t.Optional(t.String({ maxLength: 8 })) })
+export const FormBody = t.Object({ csrf: t.String({ maxLength: 128 }) }, { additionalProperties: t.String({ maxLength: 1024 }) })
+export const readForm = ({ request }: { request: Request }) => readStrictBody(request, ['form'])
+
+export type Cookies = Record<string, Cookie<unknown>>
+export type Page = { session: VerificationSession; client: Client; lang: Language; cookie: Cookies }
+export type ResponseSet = { headers: Record<string, unknown>; status?: unknown }
+export type PageContext = ReturnType<typeof createPageContext>
+
+/**
+ * What every route of the hosted page shares: opening the session a request refers to (for this
+ * browser only), checking a form post, rendering the page, and completing an approved check.
+ */
+export function createPageContext(deps: AppDeps) {
+  const methods = createMethods(deps)
+  const appOrigin = new URL(deps.config.appUrl).origin
+  const cookieOptions = {
+    httpOnly: true,
+    sameSite: 'lax' as const,
+    secure: deps.config.appUrl.startsWith('https:'),
+    path: '/',
+  }
+
+  /** Loads the session a form or link refers to, for this browser only. */
+  async function openPage(id: string, cookie: Cookies, request: Request, lang: string | undefined): Promise<Page> {
+    const session = await findSession(deps, id, stringCookie(cookie[BROWSER_COOKIE]))
+    const client = session && (await findClient(deps.db, session.clientId))
+    if (!session || !client || session.completedAt) {
+      throw new OAuthError('session_expired', 'The verification session is unknown, expired, completed or bound to another browser')
+    }
+    return { session, client, cookie, lang: pickLanguage(request.headers.get('accept-language'), lang) }
+  }
+
+  /**
+   * A form post: not from another site (when the browser says), a live session, the right CSRF token.
+   * Under `Referrer-Policy: no-referrer` browsers send `Origin: null` even for our own forms (Fetch
+   * standard, "serializing a request origin"), so "null" says nothing and only a foreign origin, or
+   * `Sec-Fetch-Site: cross-site`, is refused outright.
+   */
+  async function openForm(id: string, cookie: Cookies, request: Request, lang: string | undefined, csrf: string): Promise<Page> {
+    const origin = request.headers.get('origin')
+    const foreignOrigin = origin !== null && origin !== 'null' && origin !== appOrigin
+    if (foreignOrigin || request.headers.get('sec-fetch-site') === 'cross-site') throw new OAuthError('forbidden', 'Cross-site form post')
+    const page = await openPage(id, cookie, request, lang)
+    if (!checkCsrfToken(page.session, csrf)) throw new OAuthError('forbidden', 'CSRF token mismatch')
+    return page
+  }
+
+  /** `failed`: the alert follows a method post that did not pass, a dead end that offers the way back. */
+  async function render(
+    page: Page,
+    set: ResponseSet,
+    extra: { alert?: string; failed?: boolean; notice?: string; pass?: AgePass | null } = {},
+  ) {
+    const { session, client, lang } = page
+    const t = languages[lang]
+    const pass = extra.pass === null ? undefined : (extra.pass ?? (await readAgePass(deps, stringCookie(page.cookie[AGE_PASS_COOKIE]))))
+    const locked = session.failedAttempts >= MAX_FAILED_ATTEMPTS
+    const offered = offeredMethods(page)
+    Object.assign(set.headers, pageHeaders({ formTargets: [session.redirectUri] }))
+    return (
+      <VerifyPage
+        lang={lang}
+        client={client}
+        ageRequired={session.ageRequired}
+        sessionPath={`/s/${session.id}`}
+        csrfToken={session.csrfToken}
+        methods={offered}
+        passAge={passCovers(pass, client, session.ageRequired) ? pass.ageOver : undefined}
+        alert={locked ? t.tooManyAttempts(client.name) : extra.alert}
+        notice={extra.notice}
+        locked={locked}
+        homeUrl={locked || extra.failed || offered.length === 0 ? siteHomeUrl(client, session.redirectUri) : undefined}
+        methodsClosed={session.closedMethods.length > 0}
+      />
+    )
+  }
+
+  /**
+   * Turns an approved check into a code and sends the visitor back with it (303). The session is claimed
+   * first, so a double submission issues one code; if issuing fails, the claim is released.
+   */
+  async function complete(
+    page: Page,
+    set: ResponseSet,
+    approval: { method: string; methodClass: MethodClass; provenAge: number; ageBuffer?: number; reverifiedWith?: AgePass },
+  ) {
+    const { session, client, cookie } = page
+    if (!(await claimSession(deps, session))) throw new OAuthError('session_expired', 'The verification session was already completed')
+    try {
+      let personKey = approval.reverifiedWith?.personKey
+      if (!approval.reverifiedWith) {
+        const earlier = await readAgePass(deps, stringCookie(cookie[AGE_PASS_COOKIE]))
+        const issued = await createAgePass(deps, {
+          ageOver: approval.provenAge,
+          methodClass: approval.methodClass,
+          sandbox: client.sandbox,
+          personKey: earlier?.personKey,
+        })
+        personKey = issued.pass.personKey
+        cookie[AGE_PASS_COOKIE]!.set({ value: issued.cookie, ...cookieOptions, maxAge: AGE_PASS_LIFETIME_MS / 1000 })
+      }
+      const { code } = await issueCode(deps, {
+        clientId: client.id,
+        redirectUri: session.redirectUri,
+        state: session.state,
+        ageOver: session.ageRequired,
+        methodClass: approval.methodClass,
+        reverification: approval.reverifiedWith !== undefined,
+        personKey,
+        method: approval.method,
+        ageBuffer: approval.ageBuffer,
+      })
+      deps.metrics.codes.inc({ event: 'issued' })
+      Object.assign(set.headers, pageHeaders({ formTargets: [session.redirectUri] }), { location: callbackUrl(session.redirectUri, code, session.state) })
+      set.status = 303
+      return ''
+    } catch (cause) {
+      await releaseSession(deps.db, session)
+      throw cause
+    }
+  }
+
+  /** The methods this page offers: those the client may use, less those this session has closed. */
+  function offeredMethods(page: Page): VerificationMethod[] {
+    return methodsFor(methods, page.client).filter((method) => !page.session.closedMethods.includes(method.id))
+  }
+
+  return { cookieOptions, openPage, openForm, render, complete, offeredMethods }
+}
+
+export function stringCookie(cookie: Cookie<unknown> | undefined): string | undefined {
+  const value = cookie?.value
+  return typeof value === 'string' && value !== '' ? value : undefined
+}
