@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createLocalJWKSet, jwtVerify } from 'jose'
 import { basic, freshDatabaseUrl, onPostgres, REDIRECT_URI, waitUntilReady } from './helpers.ts'
-import { closeUpJpeg } from './estimator/sample-photos.ts'
+import type { Turn } from '../src/liveness/challenge.ts'
+import { captureFor, clipFrame, hasLivenessClips } from './liveness/clips.ts'
 import { callback, testBrowser } from './verification/browser.ts'
 
 /**
@@ -89,7 +90,7 @@ describe.skipIf(!built)('the compiled binary', () => {
     expect(JSON.parse(usage.out).usage.total_verifications).toBe(1)
   }, 60_000)
 
-  test('the face check runs from the binary alone: models and workers embedded', async () => {
+  test.skipIf(!hasLivenessClips)('the face check runs from the binary alone: models and workers embedded', async () => {
     const created = await run('clients', 'create', '--name', 'Binary production shop', '--redirect-uri', REDIRECT_URI, '--json')
     const client = JSON.parse(created.out) as { client_id: string }
     // Ready (the first test waited for it) means the estimator's models loaded inside the binary.
@@ -98,10 +99,17 @@ describe.skipIf(!built)('the compiled binary', () => {
     expect(ready.checks.estimator).toBe(true)
     const browser = testBrowser({ baseUrl })
     const { page } = await browser.open({ client_id: client.client_id, state: 'face' })
+    const challengePath = /data-challenge="([^"]+)"/.exec(page.html)![1]!.replaceAll('&amp;', '&')
+    const challenge = (await (await browser.post(challengePath, { csrf: page.csrf! })).json()) as { challenge: string; turns: Turn[] }
+    // A live capture that follows the challenge: real frames of a head turning (shared/liveness).
     const form = new FormData()
     form.set('csrf', page.csrf!)
-    form.append('frame', new File([Buffer.from(await closeUpJpeg('olderLooking'))], 'selfie.jpg', { type: 'image/jpeg' }))
-    const back = callback(await browser.request(page.action('/methods/face'), { method: 'POST', body: form }))
-    expect(back?.state).toBe('face')
+    form.set('challenge', challenge.challenge)
+    const capture = captureFor(challenge.turns)
+    form.set('phases', capture.map((shot) => shot.phase).join(','))
+    for (const shot of capture) form.append('frame', new File([clipFrame('intel-female-headturn', shot.frame)], shot.frame, { type: 'image/jpeg' }))
+    const response = await browser.request(page.action('/methods/face'), { method: 'POST', body: form })
+    if (response.status !== 303) console.log(/role="alert" class="alert"><p>([^<]*)/.exec(await response.text())?.[1])
+    expect(callback(response)?.state).toBe('face')
   }, 60_000)
 })

@@ -68,7 +68,7 @@ beforeAll(async () => {
         { frames: female(FEMALE.frontal.slice(0, 3)), seconds: 1.6 },
         { frames: female(FEMALE.left), seconds: 1.4 },
         { frames: female(FEMALE.right), seconds: 1.4 },
-        { frames: female(FEMALE.frontal.slice(3)), seconds: CLIP_SECONDS - 4.4 },
+        { frames: female(FEMALE.frontal.slice(0, 3).reverse()), seconds: CLIP_SECONDS - 4.4 },
       ],
       variant,
     )

@@ -14,15 +14,35 @@ export const hasLivenessClips = existsSync(join(LIVENESS_DIR, 'intel-female-head
 /**
  * Frames of intel-female-headturn by what the head does (unmirrored camera: her left turn moves her
  * nose to the right of the picture). Chosen by the estimator's turn reading; see its README timeline.
+ * The clip plays the GIF backwards then forwards, so later frames repeat earlier ones (0049 is 0010):
+ * each list holds distinct pictures only.
  */
 export const FEMALE = {
-  frontal: ['frame_0010.jpg', 'frame_0011.jpg', 'frame_0020.jpg', 'frame_0049.jpg', 'frame_0048.jpg', 'frame_0039.jpg'],
+  frontal: ['frame_0010.jpg', 'frame_0011.jpg', 'frame_0020.jpg', 'frame_0021.jpg'],
   left: ['frame_0014.jpg', 'frame_0015.jpg', 'frame_0016.jpg', 'frame_0017.jpg'],
   right: ['frame_0023.jpg', 'frame_0024.jpg', 'frame_0025.jpg', 'frame_0026.jpg', 'frame_0027.jpg', 'frame_0028.jpg'],
 }
 
+/**
+ * The frames a visitor answering `turns` sends (frames of intel-female-headturn, as the page takes
+ * them): two under each prompt, "look straight", each turn, "look straight again", with those phases.
+ */
+export function captureFor(turns: readonly ('left' | 'right')[]): { frame: string; phase: number; frontal: boolean }[] {
+  const straight = (frames: string[], phase: number) => frames.map((frame) => ({ frame, phase, frontal: true }))
+  return [
+    ...straight([FEMALE.frontal[0]!, FEMALE.frontal[1]!], 0),
+    // A second turn the same way shows other frames: a real camera never sends the same picture twice.
+    ...turns.flatMap((turn, k) => {
+      const earlier = turns.slice(0, k).filter((other) => other === turn).length
+      return FEMALE[turn].slice(2 * earlier, 2 * earlier + 2).map((frame) => ({ frame, phase: k + 1, frontal: false }))
+    }),
+    ...straight([FEMALE.frontal[2]!, FEMALE.frontal[3]!], turns.length + 1),
+  ]
+}
+
 export const RECORDED_FRAMES: Record<string, string[]> = {
-  'intel-female-headturn': [...FEMALE.frontal, ...FEMALE.left, ...FEMALE.right],
+  // 0049 and 0039 repeat 0010 and 0020: the unit tests use them as a later look straight.
+  'intel-female-headturn': [...FEMALE.frontal, 'frame_0039.jpg', 'frame_0049.jpg', ...FEMALE.left, ...FEMALE.right],
   'intel-male-frontal': ['frame_0001.jpg', 'frame_0013.jpg', 'frame_0025.jpg', 'frame_0037.jpg', 'frame_0049.jpg', 'frame_0061.jpg'],
   'spoof-gracehopper-still': ['frame_0001.jpg'],
   'spoof-gracehopper-waved': ['frame_0001.jpg', 'frame_0009.jpg', 'frame_0017.jpg', 'frame_0025.jpg', 'frame_0033.jpg', 'frame_0041.jpg', 'frame_0049.jpg', 'frame_0057.jpg'],

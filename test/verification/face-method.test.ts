@@ -4,7 +4,7 @@ import { EstimatorBusyError, ImageDecodeError, type AgeEstimator, type FaceObser
 import { updateClient } from '../../src/oauth/clients.ts'
 import type { Turn } from '../../src/liveness/challenge.ts'
 import { createTestContext, json, REDIRECT_URI, type TestContext } from '../helpers.ts'
-import { FEMALE } from '../liveness/clips.ts'
+import { captureFor } from '../liveness/clips.ts'
 import recorded from '../liveness/fixtures/recorded-frames.json' with { type: 'json' }
 import { backLink, callback, readPage, testBrowser, type PageForms } from './browser.ts'
 
@@ -79,13 +79,10 @@ async function askChallenge(browser: Browser, page: PageForms): Promise<{ status
 let unique = 0
 const rec = (frame: string, age?: number) => `rec:intel-female-headturn/${frame}${age === undefined ? '' : `@${age}`}#${unique++}`
 
-/** The frames a visitor answering `turns` sends: two under each prompt, the frontal ones estimated at `age`. */
+/** The frames a visitor answering `turns` sends (test/liveness/clips.ts), the frontal ones estimated at `age`. */
 function answer(turns: readonly Turn[], age: number): { frames: string[]; phases: string } {
-  const frames = [rec(FEMALE.frontal[0]!, age), rec(FEMALE.frontal[2]!, age)]
-  for (const turn of turns) frames.push(...FEMALE[turn].slice(0, 2).map((frame) => rec(frame)))
-  frames.push(rec(FEMALE.frontal[3]!, age), rec(FEMALE.frontal[5]!, age))
-  const phases = [0, 0, ...turns.flatMap((_, k) => [k + 1, k + 1]), turns.length + 1, turns.length + 1].join(',')
-  return { frames, phases }
+  const capture = captureFor(turns)
+  return { frames: capture.map((shot) => rec(shot.frame, shot.frontal ? age : undefined)), phases: capture.map((shot) => shot.phase).join(',') }
 }
 
 /** A whole live check: challenge, then a capture that follows it (or the order given), with frontal faces of `age`. */
