@@ -3,14 +3,18 @@
  *
  *   bun bench/face-estimator.ts                          # workers=1, then workers=2; 24 concurrent frames
  *   bun bench/face-estimator.ts --workers 2 --frames 48  # one pool size only
+ *   bun bench/face-estimator.ts --workers 1 --passes 10  # per-frame latency on one core, more samples
  *
  * Frames: the six group photos shipped by @vladmandic/face-api (demo/sample*.jpg) and the two single-face
  * close-ups the tests cut from them (test/estimator/sample-photos.ts), encoded in memory; nothing is
  * written to disk. For each pool size: model load (createAgeEstimator until `ready`, which includes the
- * workers' warm-up frame), 2 warm-up frames, sequential latency (caller-side round trip, two passes over
+ * workers' warm-up frame), 2 warm-up frames, sequential latency (caller-side round trip, --passes (2) over
  * the frames), then N frames submitted at once (maxQueue = N, so none is refused). A 10 ms timer records
  * the longest event-loop gap while analyses run; RSS (the whole process, workers included) is sampled
- * every 20 ms. Last, a workers=1 / maxQueue=2 pool gets 10 frames at once to show the queue bound.
+ * every 20 ms; "per worker" is the growth over the RSS before load, divided by the workers. The engine is
+ * whatever the pool loads (src/estimator/human-engine.ts: Human's face models and the full-precision
+ * age model); a close-up's "in-worker" time is one frame's
+ * cost on one core. Last, a workers=1 / maxQueue=2 pool gets 10 frames at once to show the queue bound.
  */
 import { createAgeEstimator } from '../src/estimator/pool.ts'
 import { EstimatorBusyError, type AgeEstimator } from '../src/estimator/types.ts'
@@ -24,7 +28,7 @@ function arg(name: string): number | undefined {
 }
 const WORKER_COUNTS = arg('workers') ? [arg('workers')!] : [1, 2]
 const FRAMES = arg('frames') ?? 24
-const SEQ_PASSES = 2
+const SEQ_PASSES = arg('passes') ?? 2
 
 const groups = await Promise.all([1, 2, 3, 4, 5, 6].map((n) => readSample(`sample${n}.jpg`)))
 // closeUpJpeg returns a Node Buffer, whose .slice() is a view: copy into plain Uint8Arrays instead.
@@ -78,6 +82,7 @@ type Column = Record<string, string>
 async function runPool(workers: number): Promise<Column> {
   const col: Column = {}
   peakRss = await settle()
+  const before = peakRss
   col['RSS before load, after GC (MiB)'] = mib(peakRss)
   const loadStart = performance.now()
   const estimator = createAgeEstimator({ workers, maxQueue: FRAMES })
@@ -112,6 +117,7 @@ async function runPool(workers: number): Promise<Column> {
 
   sampleRss()
   col['peak RSS (MiB)'] = mib(peakRss)
+  col['peak RSS over before load, per worker (MiB)'] = mib((peakRss - before) / workers)
   await estimator.close()
   col['RSS after close + GC (MiB)'] = mib(await settle())
   return col

@@ -17,6 +17,7 @@ export type { Io } from './commands.ts'
 export async function runCli(argv: string[], config: Config, io: Io = consoleIo): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: false })
   const command = positionals[0] ?? 'serve'
+  if (command === 'estimator') return runEstimatorCommand(argv, io, config.face.workers)
   if (values.help || command === 'help') {
     io.out(HELP)
     return 0
@@ -25,7 +26,6 @@ export async function runCli(argv: string[], config: Config, io: Io = consoleIo)
     await runServer(config)
     return -1
   }
-  if (command === 'estimator') return runEstimatorCommand(argv, io, config.face.workers)
   let services
   try {
     services = await startServices(config, { holder: 'an ofage command', log: silentLogger })

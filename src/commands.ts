@@ -12,8 +12,9 @@ import {
   type Client,
   type ClientChanges,
 } from './oauth/clients.ts'
-import { evaluateDataset } from './estimator/eval-command.ts'
+import { EVAL_HELP, EVAL_USAGE, evaluateDataset } from './estimator/eval-command.ts'
 import { countUsage, periods, resolveInterval, type Period } from './usage/report.ts'
+import { DEFAULT_FACE_POLICY, defaultFaceBuffer } from './verification/methods/face-policy.ts'
 
 export const HELP = `ofage — self-hosted age verification
 
@@ -28,7 +29,8 @@ Usage: ofage [command] [--json]
   audit show TRANSACTION_ID
   usage CLIENT_ID [--period day|month|all] [--start-date D] [--end-date D]
   keys show
-  estimator eval --dataset DIR [--thresholds 18,21] [--buffers 0,3,5,7,10]
+  ${EVAL_USAGE}
+                                          (estimator eval --help: what it reports)
 
 Configuration comes from the environment (DATABASE_URL, DATA_DIR, SIGNING_KEY_FILE, …); see README.md.`
 
@@ -57,6 +59,7 @@ export const options = {
   dataset: { type: 'string' },
   thresholds: { type: 'string' },
   buffers: { type: 'string' },
+  workers: { type: 'string' },
 } as const
 
 export type Flags = ReturnType<typeof parseArgs<{ options: typeof options; allowPositionals: true }>>['values']
@@ -223,23 +226,39 @@ export async function runCommand(services: Services, argv: string[], io: Io): Pr
 }
 
 
-/** `estimator eval --dataset DIR`: needs no database, so it runs before any is opened. */
+/**
+ * `estimator eval --dataset DIR`: needs no database, so it runs before any is opened. Without --buffers it
+ * measures the live check's own policy (each threshold's default buffer, its face-score bound); the
+ * estimator is handed those numbers, it does not import the policy.
+ */
 export async function runEstimatorCommand(argv: string[], io: Io, workers: number): Promise<number> {
   const { values: flags, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: true })
+  if (positionals[1] === 'eval' && flags.help) {
+    io.out(EVAL_HELP)
+    return 0
+  }
   if (positionals[1] !== 'eval' || !flags.dataset) {
-    io.err('ofage: usage: estimator eval --dataset DIR [--thresholds 18,21] [--buffers 0,3,5,7,10]')
+    io.err(`ofage: usage: ${EVAL_USAGE}`)
     return 2
   }
-  const list = (value: string | undefined, fallback: number[]) => (value === undefined ? fallback : value.split(',').map((n) => Number(n.trim())))
-  const thresholds = list(flags.thresholds, [13, 16, 18, 21, 25])
-  const buffers = list(flags.buffers, [0, 3, 5, 7, 10])
-  if ([...thresholds, ...buffers].some((n) => !Number.isInteger(n) || n < 0 || n > 120)) {
+  const list = (value: string | undefined) => value?.split(',').map((n) => Number(n.trim()))
+  const thresholds = list(flags.thresholds) ?? [18, 21, 25]
+  const buffers = list(flags.buffers)
+  if ([...thresholds, ...(buffers ?? [])].some((n) => !Number.isInteger(n) || n < 0 || n > 120)) {
     io.err('ofage: --thresholds and --buffers take whole numbers separated by commas')
     return 2
   }
+  const workerCount = flags.workers === undefined ? workers : Number(flags.workers)
+  if (!Number.isInteger(workerCount) || workerCount < 1 || workerCount > 64) {
+    io.err('ofage: --workers takes a whole number from 1 to 64')
+    return 2
+  }
   try {
-    const { evaluation, text } = await evaluateDataset({ dataset: flags.dataset, thresholds, buffers, workers }, (line) => io.err(line))
-    io.out(flags.json ? JSON.stringify(evaluation, null, 2) : text)
+    const { report, text } = await evaluateDataset(
+      { dataset: flags.dataset, thresholds, buffers, bufferFor: defaultFaceBuffer, minFaceScore: DEFAULT_FACE_POLICY.minFaceScore, workers: workerCount },
+      (line) => io.err(line),
+    )
+    io.out(flags.json ? JSON.stringify(report, null, 2) : text)
     return 0
   } catch (cause) {
     io.err(`ofage: ${(cause as Error).message}`)

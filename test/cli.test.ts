@@ -108,7 +108,8 @@ describe('ofage clients create → issueCode → exchange → validation', () =>
 
     const usage = await cli('usage', client.client_id, '--period', 'all', '--json')
     expect(usage.json().usage).toEqual({ total_verifications: 1, age_only_count: 1, biometric_count: 0, reverification_count: 0 })
-  })
+    // Five database openings in one test: about 5 s on a 2-core machine, the runner's default limit.
+  }, 30_000)
 })
 
 describe('client management', () => {

@@ -1,34 +1,111 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { DEFAULT_FACE_POLICY } from '../verification/methods/face-policy.ts'
-import { evaluateEstimates, formatEvaluation, parseLabels, type Sample } from './evaluate.ts'
+import { parseLabels, parseUtkFaceFields, type LabelledPhoto } from './eval-labels.ts'
+import { formatEvaluation } from './eval-report.ts'
+import { evaluateEstimates, gridCutoffs, policyCutoffs, type Evaluation, type Sample } from './evaluate.ts'
 import { createAgeEstimator } from './pool.ts'
+import type { AgeEstimator } from './types.ts'
 
-export type EvalOptions = { dataset: string; thresholds: number[]; buffers: number[]; workers: number }
+export type EvalOptions = {
+  dataset: string
+  thresholds: number[]
+  /** A grid of buffers to try at every threshold; when absent, each threshold gets `bufferFor(threshold)`. */
+  buffers?: number[]
+  /** The live check's buffer for a threshold: the decision policy's, passed in by the command layer. */
+  bufferFor: (threshold: number) => number
+  /** The live check's detector confidence bound: a photo counts when exactly one face reaches it. */
+  minFaceScore: number
+  workers: number
+}
+
+/** The --json document: the evaluation, and how it was taken. */
+export type EvalReport = { mode: 'policy' | 'grid'; minFaceScore: number } & Evaluation
+
+export const EVAL_USAGE = 'estimator eval --dataset DIR [--json] [--thresholds 18,21,25] [--buffers 0,3,5,7,10] [--workers N]'
+
+export const EVAL_HELP = `ofage ${EVAL_USAGE}
+
+Runs the face age estimator over labelled photos (DIR/labels.csv: "path,age" lines, paths relative to
+DIR) and reports its accuracy as the live check would use it. A photo is estimated when the detector finds
+exactly one face with score >= the policy's bound; the others are counted apart (noSingleFace).
+
+  --thresholds  ages to decide (default 18,21,25)
+  --buffers     a grid of buffers to try at every threshold; without it, each threshold gets the
+                live check's default buffer (the policy's rows)
+  --workers     estimator worker threads (default FACE_WORKERS)
+  --json        one JSON document instead of text
+
+Rates: approved when estimate >= cutoff = threshold + buffer. Each rate is a Proportion
+{from, to (null: open-ended), n, count, rate, low, high}: count of n photos of ages from..to, with the
+95% Wilson score interval [low, high]; rate, low and high are null when n is 0.
+
+JSON fields:
+  mode                  "policy" (default buffers) or "grid" (--buffers)
+  minFaceScore          the detector bound used
+  samples, estimated, noSingleFace
+  mae                   mean absolute error in years over the estimated photos
+  bands[]               {label, n, mae} for under 13, 13-17, 18-24, 25-34, 35-54, 55+
+  decisions[]           {threshold, buffer, cutoff, falseAccepts, falseRejects}, with (t = threshold)
+    falseAccepts.fiveYearsUnder   ages t-5..t-1 approved
+    falseAccepts.allUnder         ages under t approved
+    falseRejects.allOver          ages t and over refused
+    falseRejects.nearThreshold    ages t..t+6 refused
+    falseRejects.sevenYearsOver   ages t+7 and over refused
+    falseRejects.twelveYearsOver  ages t+12 and over refused
+  groups                null unless file names follow UTKFace (age_gender_race_...); else one table per
+                        threshold at its default buffer: {threshold, buffer, cutoff, rows[]}, each row
+                        {dimension ("all", "gender", "group"), label, n, mae,
+                         falseAccepts (ages t-5..t-1), falseRejects (ages t+7 and over)}`
 
 /**
- * `ofage estimator eval`: runs the estimator over an operator's labelled photos (DIR/labels.csv, lines
- * of "path,age") and reports its error and false-accept rates. A photo counts as estimated when the
- * detector finds exactly one face above the policy's confidence bound, as the live check requires.
+ * `ofage estimator eval`: runs the estimator over an operator's labelled photos, spread over the
+ * worker pool, and reports its error and decision rates (src/estimator/evaluate.ts).
  */
-export async function evaluateDataset(options: EvalOptions, progress: (line: string) => void = () => {}) {
+export async function evaluateDataset(options: EvalOptions, progress: (line: string) => void = () => {}): Promise<{ report: EvalReport; text: string }> {
   const labelsFile = join(options.dataset, 'labels.csv')
   if (!existsSync(labelsFile)) throw new Error(`${labelsFile} not found: put "path,age" lines in DIR/labels.csv`)
   const labels = parseLabels(readFileSync(labelsFile, 'utf8'))
-  const estimator = createAgeEstimator({ workers: options.workers, maxQueue: labels.length })
+  const inFlight = Math.max(1, options.workers) * 2
+  const estimator = createAgeEstimator({ workers: options.workers, maxQueue: inFlight })
   try {
     await estimator.ready
-    const samples: Sample[] = []
-    for (const [index, label] of labels.entries()) {
-      const bytes = new Uint8Array(readFileSync(resolve(options.dataset, label.path)))
-      const analysis = await estimator.analyze(bytes).catch(() => undefined)
-      const faces = analysis?.faces.filter((face) => face.faceScore >= DEFAULT_FACE_POLICY.minFaceScore) ?? []
-      samples.push({ trueAge: label.age, estimate: faces.length === 1 ? faces[0]!.age : null })
-      if ((index + 1) % 25 === 0) progress(`${index + 1}/${labels.length} photos`)
+    const samples = await estimateAll(estimator, labels, options, inFlight, progress)
+    const policy = policyCutoffs(options.thresholds, options.bufferFor)
+    const cutoffs = options.buffers ? gridCutoffs(options.thresholds, options.buffers) : policy
+    const report: EvalReport = {
+      mode: options.buffers ? 'grid' : 'policy',
+      minFaceScore: options.minFaceScore,
+      ...evaluateEstimates(samples, cutoffs, policy),
     }
-    const evaluation = evaluateEstimates(samples, options.thresholds, options.buffers)
-    return { evaluation, text: formatEvaluation(evaluation) }
+    return { report, text: formatEvaluation(report, options.minFaceScore) }
   } finally {
     await estimator.close()
   }
+}
+
+/** Keeps `inFlight` photos with the pool at a time, so every worker stays busy and memory stays bounded. */
+async function estimateAll(
+  estimator: AgeEstimator,
+  labels: LabelledPhoto[],
+  options: EvalOptions,
+  inFlight: number,
+  progress: (line: string) => void,
+): Promise<Sample[]> {
+  const samples: Sample[] = new Array(labels.length)
+  const started = performance.now()
+  let next = 0
+  let done = 0
+  async function runner() {
+    while (next < labels.length) {
+      const index = next++
+      const label = labels[index]!
+      const bytes = new Uint8Array(readFileSync(resolve(options.dataset, label.path)))
+      const analysis = await estimator.analyze(bytes).catch(() => undefined)
+      const faces = analysis?.faces.filter((face) => face.faceScore >= options.minFaceScore) ?? []
+      samples[index] = { trueAge: label.age, estimate: faces.length === 1 ? faces[0]!.age : null, ...parseUtkFaceFields(label.path) }
+      if (++done % 50 === 0) progress(`${done}/${labels.length} photos, ${((performance.now() - started) / 1000).toFixed(0)} s`)
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(inFlight, labels.length) }, runner))
+  return samples
 }

@@ -1,12 +1,16 @@
 /**
- * Measures the estimator on an operator's labelled photos (`ofage estimator eval`): mean absolute
- * error overall and by age band, and for each threshold and buffer the false-accept rate (people under
- * the threshold whose estimate clears threshold + buffer) and the false-reject rate (people at or over
- * it who do not). Pure arithmetic over (true age, estimate) pairs; photos without exactly one face are
- * counted apart, since the live check would refuse them before any age decision.
+ * Measures the estimator on labelled photos (`ofage estimator eval`): mean absolute error overall and
+ * by age band; for each threshold and buffer, how often people under the threshold clear the cut-off
+ * (threshold + buffer: false accepts) and how often people over it do not (false rejects), each with a
+ * 95% interval; and, when the photos carry gender and group, the same two rates per gender and group.
+ * Pure arithmetic over (true age, estimate) pairs. Photos without exactly one face are counted apart,
+ * since the live check would refuse them before any age decision.
  */
+import { GENDERS, GROUPS, type Gender, type Group } from './eval-labels.ts'
+import { measureProportion, type Proportion } from './proportion.ts'
 
-export type Sample = { trueAge: number; estimate: number | null }
+export type Sample = { trueAge: number; estimate: number | null; gender?: Gender; group?: Group }
+type Estimated = Sample & { estimate: number }
 
 export type Band = { label: string; from: number; to: number }
 
@@ -19,8 +23,33 @@ export const AGE_BANDS: Band[] = [
   { label: '55+', from: 55, to: 200 },
 ]
 
+/** A decision rule: approve when the estimate is at least threshold + buffer (the cut-off). */
+export type Cutoff = { threshold: number; buffer: number }
+
 export type BandError = { label: string; n: number; mae: number | null }
-export type RateRow = { threshold: number; buffer: number; under: number; falseAccepts: number; far: number | null; over: number; falseRejects: number; frr: number | null }
+
+/**
+ * The age ranges each rate is taken over, relative to the threshold t: false accepts of t−5..t−1 (the
+ * minors a buffer is for: 13–17 at 18) and of everyone under t; false rejects of everyone at or over t,
+ * of t..t+6 (young adults: 18–24 at 18), of t+7 and over (25+ at 18) and of t+12 and over (30+ at 18).
+ */
+export type DecisionRow = Cutoff & {
+  cutoff: number
+  falseAccepts: { fiveYearsUnder: Proportion; allUnder: Proportion }
+  falseRejects: { allOver: Proportion; nearThreshold: Proportion; sevenYearsOver: Proportion; twelveYearsOver: Proportion }
+}
+
+/** One gender or group at one cut-off: false accepts of t−5..t−1, false rejects of t+7 and over. */
+export type GroupRow = {
+  dimension: 'all' | 'gender' | 'group'
+  label: string
+  n: number
+  mae: number | null
+  falseAccepts: Proportion
+  falseRejects: Proportion
+}
+
+export type GroupTable = Cutoff & { cutoff: number; rows: GroupRow[] }
 
 export type Evaluation = {
   samples: number
@@ -28,72 +57,86 @@ export type Evaluation = {
   noSingleFace: number
   mae: number | null
   bands: BandError[]
-  rates: RateRow[]
+  decisions: DecisionRow[]
+  /** Null when no photo carries a gender and group (only UTKFace-style file names do). */
+  groups: GroupTable[] | null
 }
 
-export function evaluateEstimates(samples: Sample[], thresholds: number[], buffers: number[]): Evaluation {
-  const estimated = samples.filter((s): s is { trueAge: number; estimate: number } => s.estimate !== null)
-  const mae = (rows: { trueAge: number; estimate: number }[]) =>
-    rows.length === 0 ? null : rows.reduce((sum, row) => sum + Math.abs(row.estimate - row.trueAge), 0) / rows.length
+/** One row per threshold, each with the buffer the policy gives it (the live check's defaults). */
+export function policyCutoffs(thresholds: number[], bufferFor: (threshold: number) => number): Cutoff[] {
+  return thresholds.map((threshold) => ({ threshold, buffer: bufferFor(threshold) }))
+}
+
+/** Every threshold with every buffer, to choose a buffer from. */
+export function gridCutoffs(thresholds: number[], buffers: number[]): Cutoff[] {
+  return thresholds.flatMap((threshold) => buffers.map((buffer) => ({ threshold, buffer })))
+}
+
+/**
+ * Rates for each of `cutoffs`; the per-gender and per-group table for each of `groupCutoffs` (the
+ * policy's rows, so that a grid of buffers does not multiply it).
+ */
+export function evaluateEstimates(samples: Sample[], cutoffs: Cutoff[], groupCutoffs: Cutoff[] = cutoffs): Evaluation {
+  const estimated = samples.filter((s): s is Estimated => s.estimate !== null)
   const bands = AGE_BANDS.map((band) => {
     const rows = estimated.filter((row) => row.trueAge >= band.from && row.trueAge < band.to)
-    return { label: band.label, n: rows.length, mae: mae(rows) }
+    return { label: band.label, n: rows.length, mae: meanAbsoluteError(rows) }
   })
-  const rates: RateRow[] = []
-  for (const threshold of thresholds) {
-    const under = estimated.filter((row) => row.trueAge < threshold)
-    const over = estimated.filter((row) => row.trueAge >= threshold)
-    for (const buffer of buffers) {
-      const falseAccepts = under.filter((row) => row.estimate >= threshold + buffer).length
-      const falseRejects = over.filter((row) => row.estimate < threshold + buffer).length
-      rates.push({
-        threshold,
-        buffer,
-        under: under.length,
-        falseAccepts,
-        far: under.length ? falseAccepts / under.length : null,
-        over: over.length,
-        falseRejects,
-        frr: over.length ? falseRejects / over.length : null,
-      })
-    }
+  const withGroups = estimated.some((row) => row.gender !== undefined || row.group !== undefined)
+  return {
+    samples: samples.length,
+    estimated: estimated.length,
+    noSingleFace: samples.length - estimated.length,
+    mae: meanAbsoluteError(estimated),
+    bands,
+    decisions: cutoffs.map((cutoff) => decisionRow(estimated, cutoff)),
+    groups: withGroups ? groupCutoffs.map((cutoff) => groupTable(estimated, cutoff)) : null,
   }
-  return { samples: samples.length, estimated: estimated.length, noSingleFace: samples.length - estimated.length, mae: mae(estimated), bands, rates }
 }
 
-/** Reads `path,age` lines (a header line is skipped; paths relative to the dataset folder). */
-export function parseLabels(csv: string): { path: string; age: number }[] {
-  const rows: { path: string; age: number }[] = []
-  for (const [index, line] of csv.split(/\r?\n/).entries()) {
-    const trimmed = line.trim()
-    if (!trimmed || trimmed.startsWith('#')) continue
-    const comma = trimmed.lastIndexOf(',')
-    const path = trimmed.slice(0, comma).trim().replace(/^"|"$/g, '')
-    const age = Number(trimmed.slice(comma + 1).trim())
-    if (comma <= 0 || !Number.isFinite(age)) {
-      if (index === 0) continue
-      throw new Error(`line ${index + 1}: expected "path,age", got "${trimmed}"`)
-    }
-    rows.push({ path, age })
+function decisionRow(rows: Estimated[], { threshold, buffer }: Cutoff): DecisionRow {
+  const cutoff = threshold + buffer
+  const accepted = (row: Estimated) => row.estimate >= cutoff
+  const refused = (row: Estimated) => row.estimate < cutoff
+  return {
+    threshold,
+    buffer,
+    cutoff,
+    falseAccepts: {
+      fiveYearsUnder: measureProportion(rows, Math.max(0, threshold - 5), threshold - 1, accepted),
+      allUnder: measureProportion(rows, 0, threshold - 1, accepted),
+    },
+    falseRejects: {
+      allOver: measureProportion(rows, threshold, null, refused),
+      nearThreshold: measureProportion(rows, threshold, threshold + 6, refused),
+      sevenYearsOver: measureProportion(rows, threshold + 7, null, refused),
+      twelveYearsOver: measureProportion(rows, threshold + 12, null, refused),
+    },
   }
-  return rows
 }
 
-export function formatEvaluation(evaluation: Evaluation): string {
-  const pct = (value: number | null) => (value === null ? '   -  ' : `${(value * 100).toFixed(1).padStart(5)}%`)
-  const years = (value: number | null) => (value === null ? '-' : value.toFixed(2))
-  const lines = [
-    `photos: ${evaluation.samples}, estimated: ${evaluation.estimated}, without exactly one face: ${evaluation.noSingleFace}`,
-    `mean absolute error: ${years(evaluation.mae)} years`,
-    '',
-    'age band    n     MAE',
-    ...evaluation.bands.map((band) => `${band.label.padEnd(10)} ${String(band.n).padStart(3)}  ${years(band.mae).padStart(6)}`),
-    '',
-    'threshold  buffer  under  false accepts     FAR   over  false rejects     FRR',
-    ...evaluation.rates.map(
-      (r) =>
-        `${String(r.threshold).padStart(9)}  ${String(r.buffer).padStart(6)}  ${String(r.under).padStart(5)}  ${String(r.falseAccepts).padStart(13)}  ${pct(r.far)}  ${String(r.over).padStart(5)}  ${String(r.falseRejects).padStart(13)}  ${pct(r.frr)}`,
-    ),
-  ]
-  return lines.join('\n')
+function groupTable(rows: Estimated[], { threshold, buffer }: Cutoff): GroupTable {
+  const cutoff = threshold + buffer
+  const row = (dimension: GroupRow['dimension'], label: string, members: Estimated[]): GroupRow => ({
+    dimension,
+    label,
+    n: members.length,
+    mae: meanAbsoluteError(members),
+    falseAccepts: measureProportion(members, Math.max(0, threshold - 5), threshold - 1, (m) => m.estimate >= cutoff),
+    falseRejects: measureProportion(members, threshold + 7, null, (m) => m.estimate < cutoff),
+  })
+  return {
+    threshold,
+    buffer,
+    cutoff,
+    rows: [
+      row('all', 'all', rows.filter((r) => r.gender !== undefined || r.group !== undefined)),
+      ...GENDERS.map((gender) => row('gender', gender, rows.filter((r) => r.gender === gender))),
+      ...GROUPS.map((group) => row('group', group, rows.filter((r) => r.group === group))),
+    ],
+  }
+}
+
+function meanAbsoluteError(rows: Estimated[]): number | null {
+  return rows.length === 0 ? null : rows.reduce((sum, row) => sum + Math.abs(row.estimate - row.trueAge), 0) / rows.length
 }

@@ -3,7 +3,7 @@ import type { FromWorker, SerializedError, ToWorker } from './protocol.ts'
 import { EstimatorBusyError, ImageDecodeError, type AgeEstimator, type FrameAnalysis } from './types.ts'
 
 export type AgeEstimatorOptions = {
-  /** Worker threads, each with its own copy of the models (peak RSS ~370 MiB per worker under load) and one core. */
+  /** Worker threads, each with its own copy of the models (peak RSS ~250 MiB per worker under load) and one core. */
   workers?: number
   /** Frames that may wait beyond those being analysed; past that, analyze() rejects with EstimatorBusyError. */
   maxQueue?: number
