@@ -162,8 +162,9 @@
         submit.hidden = true
       }
     } catch {
-      // Anything unexpected (an expired session, a network error): the server's own page says what to do.
-      window.location.reload()
+      // Anything unexpected (an expired session, a network error): the session's own page says what to
+      // do. Not a reload of the site's link, which would open a new session with fresh attempts.
+      window.location.assign(form.action.split('/methods/')[0])
     } finally {
       busy = false
       form.removeAttribute('aria-busy')

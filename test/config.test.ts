@@ -53,6 +53,12 @@ describe('loadConfig (DESIGN.md "Configuration")', () => {
     expect(loadConfig({ FACE_UPLOAD: '' }).face.upload).toBe(false)
   })
 
+  test('FACE_AGE_BUFFER, when set, is one buffer for every threshold; unset, each threshold gets its measured default', () => {
+    expect(loadConfig({ FACE_AGE_BUFFER: '5' }).face.buffer).toBe(5)
+    expect(loadConfig({ FACE_AGE_BUFFER: '0' }).face.buffer).toBe(0)
+    expect(loadConfig({}).face.buffer).toBeUndefined()
+  })
+
   test.each([
     [{ PORT: 'abc' }, 'PORT'],
     [{ PORT: '0' }, 'PORT'],

@@ -208,6 +208,17 @@ describe.skipIf(!runs)('the live face check in headless Chromium', () => {
     await page.context().close()
   }, 90_000)
 
+  test('a session that ended meanwhile leads to its own page, never to a fresh session with fresh attempts', async () => {
+    const page = await openPage('pattern', 'expired')
+    await page.getByRole('button', { name: 'Start camera' }).click()
+    await page.getByText('Look into the camera').waitFor()
+    await running.services.deps.db.execute(sql`update verification_sessions set expires_at = now() - interval '1 minute' where client_id = ${shop.id} and state = 'expired'`)
+    await page.getByRole('button', { name: 'Check my age' }).click()
+    await page.waitForURL(/\/s\/[^/?]+(\?.*)?$/, { timeout: 20_000 })
+    expect(await page.textContent('body')).toContain('This page has expired')
+    await page.context().close()
+  }, 60_000)
+
   test('usage counts the face checks as biometric', async () => {
     const usage = await (await fetch(`${running.baseUrl}/api/oauth/usage`, { headers: { authorization: basic(shop.id, shop.secret) } })).json()
     expect(usage.usage).toMatchObject({ total_verifications: 2, biometric_count: 2, age_only_count: 0 })
