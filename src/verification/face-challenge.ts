@@ -13,14 +13,22 @@ export type IssuedChallenge = { id: string; turns: Turn[]; expiresAt: Date }
 /**
  * Issues the session's live challenge, replacing any earlier one: the page asks for one each time the
  * visitor starts a capture. Only the hash of its id is stored; the turns are chosen here, never by the page.
+ * Replacing a challenge that was never answered counts as a failed attempt: otherwise anyone holding a
+ * recording of one order could draw challenges for free until that order came up.
  */
 export async function issueFaceChallenge(deps: ChallengeDeps, session: VerificationSession): Promise<IssuedChallenge> {
   const id = randomToken(18)
   const turns = deps.challengeTurns?.() ?? pickChallengeTurns()
   const expiresAt = new Date(deps.clock.now().getTime() + CHALLENGE_LIFETIME_MS)
+  const unanswered = sql`case when ${verificationSessions.challengeHash} is null then 0 else 1 end`
   await deps.db
     .update(verificationSessions)
-    .set({ challengeHash: sha256Hex(id), challengeTurns: formatTurns(turns), challengeExpiresAt: expiresAt })
+    .set({
+      challengeHash: sha256Hex(id),
+      challengeTurns: formatTurns(turns),
+      challengeExpiresAt: expiresAt,
+      failedAttempts: sql`${verificationSessions.failedAttempts} + ${unanswered}`,
+    })
     .where(eq(verificationSessions.idHash, session.idHash))
   return { id, turns, expiresAt }
 }

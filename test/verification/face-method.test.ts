@@ -184,6 +184,28 @@ describe('the live challenge', () => {
     expect((await browser.post(challengePath(page), { csrf: 'wrong' })).status).toBe(403)
   })
 
+  test('drawing a new challenge while one is unanswered costs an attempt: no fishing for the order a recording follows', async () => {
+    const { browser, page } = await openFacePage()
+    await askChallenge(browser, page)
+    const second = await askChallenge(browser, page)
+    expect(second.status).toBe(200)
+    const { frames, phases } = answer(second.turns!.length === 2 ? [...second.turns!].reverse() as Turn[] : ['left', 'right'], 30)
+    const failed = await postFrames(browser, page.action('/methods/face'), page.csrf!, frames, { challenge: second.challenge!, phases })
+    expect(await failed.text()).toContain('3 attempts left')
+  })
+
+  test('redrawing until the attempts run out locks the session; an answered challenge costs nothing to replace', async () => {
+    const { browser, page } = await openFacePage()
+    const answered = await askChallenge(browser, page)
+    // Wrong on purpose but readable: one failed attempt, and the challenge is used up.
+    const wrong = answer(['left'], 40)
+    await postFrames(browser, page.action('/methods/face'), page.csrf!, wrong.frames, { challenge: answered.challenge!, phases: wrong.phases })
+    for (let i = 0; i < 5; i++) expect((await askChallenge(browser, page)).status).toBe(200)
+    expect((await askChallenge(browser, page)).status).toBe(404)
+    const locked = await (await browser.request(page.action('/methods/face').split('/methods/')[0]!)).text()
+    expect(locked).toContain('Too many attempts')
+  })
+
   test('is not offered to a sandbox client, whose visitors have no face check', async () => {
     const sandbox = await ctx.createClient({ sandbox: true })
     const browser = testBrowser(ctx)
