@@ -4,6 +4,7 @@
  *   bun bench/face-estimator.ts                          # workers=1, then workers=2; 24 concurrent frames
  *   bun bench/face-estimator.ts --workers 2 --frames 48  # one pool size only
  *   bun bench/face-estimator.ts --workers 1 --passes 10  # per-frame latency on one core, more samples
+ *   bun bench/face-estimator.ts --workers 1 --views original  # a live capture's frame: one view of the face
  *
  * Frames: the six group photos shipped by @vladmandic/face-api (demo/sample*.jpg) and the two single-face
  * close-ups the tests cut from them (test/estimator/sample-photos.ts), encoded in memory; nothing is
@@ -14,10 +15,11 @@
  * every 20 ms; "per worker" is the growth over the RSS before load, divided by the workers. The engine is
  * whatever the pool loads (src/estimator/human-engine.ts: Human's face models and the full-precision
  * age model); a close-up's "in-worker" time is one frame's
- * cost on one core. Last, a workers=1 / maxQueue=2 pool gets 10 frames at once to show the queue bound.
+ * cost on one core. `--views` chooses what the age model reads: `both` (a still photo: the face and its
+ * mirror image, two passes; the default) or `original` (a frame of a live capture, one pass). Last, a workers=1 / maxQueue=2 pool gets 10 frames at once to show the queue bound.
  */
 import { createAgeEstimator } from '../src/estimator/pool.ts'
-import { EstimatorBusyError, type AgeEstimator } from '../src/estimator/types.ts'
+import { EstimatorBusyError, type AgeEstimator, type AgeViews } from '../src/estimator/types.ts'
 import { closeUpJpeg, readSample } from '../test/estimator/sample-photos.ts'
 
 function arg(name: string): number | undefined {
@@ -29,6 +31,9 @@ function arg(name: string): number | undefined {
 const WORKER_COUNTS = arg('workers') ? [arg('workers')!] : [1, 2]
 const FRAMES = arg('frames') ?? 24
 const SEQ_PASSES = arg('passes') ?? 2
+const viewsArg = process.argv.includes('--views') ? process.argv[process.argv.indexOf('--views') + 1] : 'both'
+if (viewsArg !== 'both' && viewsArg !== 'original' && viewsArg !== 'mirror') throw new Error('--views is both, original or mirror')
+const VIEWS: AgeViews = viewsArg
 
 const groups = await Promise.all([1, 2, 3, 4, 5, 6].map((n) => readSample(`sample${n}.jpg`)))
 // closeUpJpeg returns a Node Buffer, whose .slice() is a view: copy into plain Uint8Arrays instead.
@@ -67,7 +72,7 @@ async function withLoopGap<T>(work: () => Promise<T>): Promise<{ result: T; maxG
 /** One analysis, timed from the caller; each call gets its own copy (the pool transfers the buffer). */
 async function timed(estimator: AgeEstimator, frame: Uint8Array) {
   const started = performance.now()
-  const analysis = await estimator.analyze(new Uint8Array(frame))
+  const analysis = await estimator.analyze(new Uint8Array(frame), VIEWS)
   return { latency: performance.now() - started, inside: analysis.ms, faces: analysis.faces.length }
 }
 

@@ -8,13 +8,13 @@ import { estimateAge } from './age-model.ts'
 import { faceAssetFolders } from './embedded-assets.ts'
 import { decodeImage, type RgbImage } from './image.ts'
 import { laplacianVariance } from './sharpness.ts'
-import type { FaceObservation, FrameAnalysis, Landmarks, Point } from './types.ts'
+import type { AgeViews, FaceObservation, FrameAnalysis, Landmarks, Point } from './types.ts'
 
 /** Where Human's models, the age model and the tfjs wasm binaries are; each defaults to the one the program carries. */
 export type EngineAssets = { modelsDir?: string; wasmDir?: string; ageModelDir?: string }
 
 export type HumanEngine = {
-  analyzeImage(bytes: Uint8Array): Promise<FrameAnalysis>
+  analyzeImage(bytes: Uint8Array, views?: AgeViews): Promise<FrameAnalysis>
   /** Runs every loaded model once so that the first real frame does not pay for kernel set-up. */
   warmUp(): Promise<void>
   /** Live tensors in the tfjs engine, to check that analyses do not leak. */
@@ -100,10 +100,10 @@ export async function createHumanEngine(assets: EngineAssets = {}): Promise<Huma
   if (missing.length) throw new Error(`face models failed to load: ${missing.join(', ')}`)
   const ageModel = await human.tf.loadGraphModel(`${pathToFileURL(ageModelDir).href}/${AGE_MODEL}`)
 
-  async function analyzeImage(bytes: Uint8Array): Promise<FrameAnalysis> {
+  async function analyzeImage(bytes: Uint8Array, views: AgeViews = 'both'): Promise<FrameAnalysis> {
     const started = performance.now()
     const image = decodeImage(bytes)
-    const faces = await detectFaces(human, ageModel, image)
+    const faces = await detectFaces(human, ageModel, image, views)
     return { width: image.width, height: image.height, faces, ms: Math.round(performance.now() - started) }
   }
 
@@ -133,7 +133,7 @@ export async function createHumanEngine(assets: EngineAssets = {}): Promise<Huma
 
 type AgeModel = Parameters<typeof estimateAge>[1]
 
-async function detectFaces(human: Human, ageModel: AgeModel, image: RgbImage): Promise<FaceObservation[]> {
+async function detectFaces(human: Human, ageModel: AgeModel, image: RgbImage, views: AgeViews): Promise<FaceObservation[]> {
   const input = human.tf.tensor3d(image.data, [image.height, image.width, 3], 'int32')
   const crops: { dispose(): void }[] = []
   try {
@@ -143,7 +143,7 @@ async function detectFaces(human: Human, ageModel: AgeModel, image: RgbImage): P
     return result.face.map((face) => {
       const [x, y, width, height] = clipBox(face.box, image)
       // The crop is [h, w, 3] in 0..1; without one (never seen) the face still counts and fails closed.
-      const estimate = face.tensor ? estimateAge(human.tf, ageModel, face.tensor as never) : undefined
+      const estimate = face.tensor ? estimateAge(human.tf, ageModel, face.tensor as never, views) : undefined
       const observation: FaceObservation = {
         age: estimate && Number.isFinite(estimate.age) ? estimate.age : 0,
         // The detector's own confidence: with the mesh on, Human's `score` is the mesh's, which is near 1

@@ -1,6 +1,6 @@
 import type { EngineAssets } from './human-engine.ts'
 import type { FromWorker, SerializedError, ToWorker } from './protocol.ts'
-import { EstimatorBusyError, ImageDecodeError, type AgeEstimator, type FrameAnalysis } from './types.ts'
+import { EstimatorBusyError, ImageDecodeError, type AgeEstimator, type AgeViews, type FrameAnalysis } from './types.ts'
 
 export type AgeEstimatorOptions = {
   /** Worker threads, each with its own copy of the models (peak RSS ~250 MiB per worker under load) and one core. */
@@ -24,7 +24,7 @@ function defaultWorkerUrl(): URL {
   return new URL(compiled ? './estimator/worker.ts' : './worker.ts', import.meta.url)
 }
 
-type Job = { id: number; image: ArrayBuffer; resolve: (analysis: FrameAnalysis) => void; reject: (error: Error) => void }
+type Job = { id: number; image: ArrayBuffer; views: AgeViews; resolve: (analysis: FrameAnalysis) => void; reject: (error: Error) => void }
 
 type Slot = { worker: Worker; ready: boolean; job?: Job; timer?: Timer }
 
@@ -118,7 +118,7 @@ export function createAgeEstimator(options: AgeEstimatorOptions = {}): AgeEstima
       if (!job) return
       slot.job = job
       slot.timer = setTimeout(() => onCrash(slot, 'estimator frame timed out', new EstimatorBusyError()), frameTimeoutMs)
-      slot.worker.postMessage({ type: 'analyze', id: job.id, image: job.image } satisfies ToWorker, [job.image])
+      slot.worker.postMessage({ type: 'analyze', id: job.id, image: job.image, views: job.views } satisfies ToWorker, [job.image])
     }
   }
 
@@ -126,7 +126,7 @@ export function createAgeEstimator(options: AgeEstimatorOptions = {}): AgeEstima
 
   return {
     ready,
-    analyze(image: Uint8Array): Promise<FrameAnalysis> {
+    analyze(image: Uint8Array, views: AgeViews = 'both'): Promise<FrameAnalysis> {
       if (closed) return Promise.reject(new EstimatorUnavailableError('estimator is closed'))
       if (loadError) return Promise.reject(loadError)
       const busy = slots.filter((slot) => slot.job).length
@@ -135,7 +135,7 @@ export function createAgeEstimator(options: AgeEstimatorOptions = {}): AgeEstima
       // larger pool, or any array the caller still uses. A frame's copy costs far less than its analysis.
       const buffer = new Uint8Array(image).buffer
       return new Promise<FrameAnalysis>((resolve, reject) => {
-        queue.push({ id: nextId++, image: buffer, resolve, reject })
+        queue.push({ id: nextId++, image: buffer, views, resolve, reject })
         dispatch()
       })
     },

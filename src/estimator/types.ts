@@ -38,12 +38,19 @@ export type FrameAnalysis = {
   ms: number
 }
 
+/**
+ * Which view of each face the age model reads: the face and its mirror image averaged (a still photo,
+ * the evaluation), or one of them (a frame of a live capture, whose frames alternate views, so that the
+ * capture's median fuses both at half the cost per frame).
+ */
+export type AgeViews = 'both' | 'original' | 'mirror'
+
 /** The estimator service: loads its models once, analyses frames off the request thread, bounded. */
 export interface AgeEstimator {
   /** Resolves when the models are loaded and a warm-up frame has run; rejects if they cannot load. */
   readonly ready: Promise<void>
   /** Analyses one encoded image (JPEG or PNG bytes). Throws EstimatorBusyError when the queue is full. */
-  analyze(image: Uint8Array): Promise<FrameAnalysis>
+  analyze(image: Uint8Array, views?: AgeViews): Promise<FrameAnalysis>
   close(): Promise<void>
 }
 

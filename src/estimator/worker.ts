@@ -33,7 +33,7 @@ self.onmessage = async (event: MessageEvent<ToWorker>) => {
   }
   try {
     if (!engine) throw new Error('estimator worker is not initialised')
-    const analysis = await engine.analyzeImage(new Uint8Array(message.image))
+    const analysis = await engine.analyzeImage(new Uint8Array(message.image), message.views)
     send({ type: 'result', id: message.id, analysis })
   } catch (error) {
     send({ type: 'error', id: message.id, error: serialize(error) })

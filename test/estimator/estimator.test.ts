@@ -145,6 +145,16 @@ describe('Human engine (in-process)', () => {
     }
   }, LOAD_TIMEOUT)
 
+  test('one view at a time (a live capture alternates them): the two views average to the photo reading', async () => {
+    const image = await closeUpJpeg('olderLooking')
+    const [both, original, mirror] = await Promise.all([undefined, 'original', 'mirror'].map(async (views) => (await engine.analyzeImage(image, views as never)).faces[0]!))
+    expect(original!.age).not.toBe(mirror!.age)
+    expect(Math.abs((original!.age + mirror!.age) / 2 - both!.age)).toBeLessThanOrEqual(0.1)
+    // The same face either way: a live capture compares its frames' descriptors across views.
+    const cosine = original!.descriptor!.reduce((sum, value, i) => sum + value * mirror!.descriptor![i]!, 0)
+    expect(cosine).toBeGreaterThan(0.8)
+  }, LOAD_TIMEOUT)
+
   test('frames without a face give no faces', async () => {
     const grey = encodePng(640, 480, () => [128, 128, 128])
     const gradient = encodePng(640, 480, (x, y) => [(x * 255) / 640, (y * 255) / 480, 90])

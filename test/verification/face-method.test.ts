@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import { decodeJwt } from 'jose'
-import { EstimatorBusyError, ImageDecodeError, type AgeEstimator, type FaceObservation, type FrameAnalysis } from '../../src/estimator/types.ts'
+import { EstimatorBusyError, ImageDecodeError, type AgeEstimator, type AgeViews, type FaceObservation, type FrameAnalysis } from '../../src/estimator/types.ts'
 import { updateClient } from '../../src/oauth/clients.ts'
 import type { Turn } from '../../src/liveness/challenge.ts'
 import { createTestContext, json, REDIRECT_URI, type TestContext } from '../helpers.ts'
@@ -18,9 +18,11 @@ import { backLink, callback, readPage, testBrowser, type PageForms } from './bro
 class ScriptedEstimator implements AgeEstimator {
   readonly ready = Promise.resolve()
   frames: string[] = []
-  async analyze(image: Uint8Array): Promise<FrameAnalysis> {
+  views: AgeViews[] = []
+  async analyze(image: Uint8Array, views: AgeViews = 'both'): Promise<FrameAnalysis> {
     const script = new TextDecoder().decode(image).split('#')[0]!
     this.frames.push(script)
+    this.views.push(views)
     if (script.startsWith('rec:')) {
       const [key, age] = script.slice(4).split('@')
       const analysis = structuredClone((recorded as unknown as Record<string, FrameAnalysis>)[key!]!)
@@ -48,6 +50,7 @@ beforeAll(async () => {
 afterAll(() => ctx.close())
 beforeEach(() => {
   estimator.frames = []
+  estimator.views = []
 })
 
 async function openFacePage(query: Record<string, string> = {}) {
@@ -224,8 +227,11 @@ describe('POST /s/{id}/methods/face (live capture)', () => {
     expect(decodeJwt(token.access_token)).toMatchObject({ age_over: 18, verification_level: 'first_verification' })
     const audit = await ctx.deps.db.query.auditLogs.findFirst({ where: (row, { eq }) => eq(row.transactionId, token.transaction_id) })
     expect(audit).toMatchObject({ methodClass: 'biometric', method: 'face', ageBuffer: 8, ageOver: 18 })
-    // Two frames under each prompt: straight, each turn (two or three), straight again.
+    // Two frames under each prompt: straight, each turn (two or three), straight again. The straight
+    // frames alternate the face and its mirror image; the turned ones need only the original view.
     expect([8, 10]).toContain(estimator.frames.length)
+    const turned = Array(estimator.frames.length - 4).fill('original')
+    expect(estimator.views).toEqual(['original', 'mirror', ...turned, 'original', 'mirror'])
   })
 
   test("the page's script gets JSON: the way back to the site on approval, with the code and state", async () => {
@@ -399,9 +405,10 @@ describe('POST /s/{id}/methods/face with FACE_UPLOAD=on (a still photo, document
     return { browser, page }
   }
 
-  test('frames with a median of 30 pass 18; the estimate decides as for a live capture', async () => {
+  test('frames with a median of 30 pass 18; each still photo is read in both views', async () => {
     const { browser, page } = await open()
     expect(callback(await postFrames(browser, page.action('/methods/face'), page.csrf!, ['face:29', 'face:30', 'face:45']))).toBeDefined()
+    expect(estimator.views).toEqual(['both', 'both', 'both'])
   })
 
   test('an estimate inside the buffer fails with a plain reason, the way back, and no second try at the face', async () => {

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { ImageDecodeError, type AgeEstimator, type FrameAnalysis } from '../../estimator/types.ts'
+import { ImageDecodeError, type AgeEstimator, type AgeViews, type FrameAnalysis } from '../../estimator/types.ts'
 import { sha256Hex } from '../../lib/crypto.ts'
 import { createReplayGuard } from '../../liveness/replay.ts'
 import { decideFaceCheck, decideLiveFaceCheck, DEFAULT_FACE_POLICY, faceBufferFor } from './face-policy.ts'
@@ -8,6 +8,19 @@ import type { Verdict, VerificationMethod } from './method.ts'
 /** The page's script sends two frames per prompt (at most 10 for three turns); a file picker sends one. */
 export const MAX_FRAMES = 12
 export const MAX_FRAME_BYTES = 6 * 1024 * 1024
+
+/**
+ * The view the age model reads of frame `i` of a live capture. The two frames under each "look straight"
+ * prompt alternate between the face and its mirror image, so that the median over the frontal frames fuses
+ * both views as a still photo's two passes do, at one pass a frame; frames under a turn prompt serve the
+ * identity check only, which compares original views.
+ */
+function liveView(phases: number[], i: number, turns: number): AgeViews {
+  const phase = phases[i]!
+  if (phase !== 0 && phase !== turns + 1) return 'original'
+  const indexInPhase = phases.slice(0, i).filter((earlier) => earlier === phase).length
+  return indexInPhase % 2 === 0 ? 'original' : 'mirror'
+}
 
 const unreadable: Verdict = { approved: false, reason: (t) => t.face.unreadable, countsAsAttempt: false }
 
@@ -118,9 +131,9 @@ export function createFaceMethod(options: {
       const images = await Promise.all(frames.map(async (frame) => new Uint8Array(await frame.arrayBuffer())))
       const digests = images.map((image) => sha256Hex(image))
       const analyses: FrameAnalysis[] = []
-      for (const image of images) {
+      for (const [i, image] of images.entries()) {
         try {
-          analyses.push(await options.estimator.analyze(image))
+          analyses.push(await options.estimator.analyze(image, turns ? liveView(phases, i, turns.length) : 'both'))
         } catch (cause) {
           // EstimatorBusyError goes up to the route, which answers "busy, retry".
           if (cause instanceof ImageDecodeError || (cause as Error).name === 'ImageDecodeError') return unreadable
