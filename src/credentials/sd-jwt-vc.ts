@@ -1,0 +1,100 @@
+import { digest, ES256 } from '@sd-jwt/crypto-nodejs'
+import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
+import { decodeProtectedHeader, type JWK } from 'jose'
+import { findIssuerKey, type TrustList } from './trust-list.ts'
+
+/** Why a presentation was refused; callers switch on these, never on messages. */
+export type PresentationFailure =
+  | 'malformed'
+  | 'untrusted_issuer'
+  | 'invalid_signature'
+  | 'expired'
+  | 'key_binding'
+  | 'wrong_nonce'
+  | 'wrong_audience'
+  | 'claim_missing'
+  | 'under_threshold'
+
+export type PresentationResult = { valid: true; ageOver: number } | { valid: false; failure: PresentationFailure }
+
+export type PresentationCheck = {
+  trustList: TrustList
+  /** Our nonce for this session's request; the holder's key-binding JWT must carry it. */
+  nonce: string
+  /** Our client id as the wallet saw it; the key-binding JWT's `aud`. */
+  audience: string
+  /** The age the session asks for. */
+  threshold: number
+  /** Seconds since the epoch. */
+  now: number
+}
+
+/** A key-binding JWT older than this is not an answer to this request (OpenID4VP: fresh per presentation). */
+const KEY_BINDING_MAX_AGE_S = 5 * 60
+const CLOCK_SKEW_S = 60
+
+/**
+ * Verifies an SD-JWT VC presentation (draft-ietf-oauth-sd-jwt-vc) proving an age: the issuer's ES256
+ * signature by a key in the trust list, the validity period, the holder's key-binding JWT over our nonce
+ * and audience, and the disclosed `age_equal_or_over` claim for the threshold (or a higher age, which
+ * implies it). Only that claim is read; nothing of the credential is returned or kept.
+ */
+export async function verifySdJwtAgePresentation(presentation: string, check: PresentationCheck): Promise<PresentationResult> {
+  let issuerKey: JWK | undefined
+  try {
+    issuerKey = findIssuerKey(check.trustList, decodeProtectedHeader(presentation.split('~')[0]!))
+  } catch {
+    return { valid: false, failure: 'malformed' }
+  }
+  if (!issuerKey) return { valid: false, failure: 'untrusted_issuer' }
+
+  const sdjwt = new SDJwtVcInstance({
+    hasher: digest,
+    verifier: await ES256.getVerifier(issuerKey),
+    // The holder's key is the one the issuer bound into the credential (cnf.jwk), never one it chose.
+    kbVerifier: async (data, signature, payload) => {
+      const holderKey = (payload as { cnf?: { jwk?: JWK } }).cnf?.jwk
+      return holderKey ? (await ES256.getVerifier(holderKey))(data, signature) : false
+    },
+    // A status list or type metadata would be fetched from the network: never, from here.
+    statusListFetcher: async () => {
+      throw new Error('status lists are not fetched')
+    },
+    loadTypeMetadataFormat: false,
+  })
+  let verified: Awaited<ReturnType<SDJwtVcInstance['verify']>>
+  try {
+    verified = await sdjwt.verify(presentation, { keyBindingNonce: check.nonce, currentDate: check.now, skewSeconds: CLOCK_SKEW_S })
+  } catch (cause) {
+    return { valid: false, failure: classify(cause) }
+  }
+  const kb = verified.kb?.payload
+  if (!kb) return { valid: false, failure: 'key_binding' }
+  if (kb.aud !== check.audience) return { valid: false, failure: 'wrong_audience' }
+  if (typeof kb.iat !== 'number' || kb.iat > check.now + CLOCK_SKEW_S || kb.iat < check.now - KEY_BINDING_MAX_AGE_S) {
+    return { valid: false, failure: 'key_binding' }
+  }
+  return readAgeClaim(verified.payload as Record<string, unknown>, check.threshold)
+}
+
+/**
+ * `age_equal_or_over: { "18": true }`. A disclosed higher age that is true proves the threshold too; a
+ * lower one, or false, does not. Missing entirely: the wallet disclosed nothing we can use.
+ */
+function readAgeClaim(payload: Record<string, unknown>, threshold: number): PresentationResult {
+  const claim = payload.age_equal_or_over
+  const disclosed = claim && typeof claim === 'object' ? Object.entries(claim as Record<string, unknown>).filter(([age]) => /^[1-9][0-9]?$/.test(age)) : []
+  if (disclosed.length === 0) return { valid: false, failure: 'claim_missing' }
+  const proven = disclosed.filter(([age, value]) => value === true && Number(age) >= threshold)
+  if (proven.length === 0) return { valid: false, failure: 'under_threshold' }
+  return { valid: true, ageOver: threshold }
+}
+
+function classify(cause: unknown): PresentationFailure {
+  const message = cause instanceof Error ? cause.message.toLowerCase() : ''
+  if (message.includes('nonce')) return 'wrong_nonce'
+  if (message.includes('expired') || message.includes('exp') || message.includes('not yet valid') || message.includes('nbf')) return 'expired'
+  if (message.includes('key binding') || message.includes('kb')) return 'key_binding'
+  if (message.includes('signature') || message.includes('verify')) return 'invalid_signature'
+  return 'malformed'
+}

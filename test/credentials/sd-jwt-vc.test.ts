@@ -1,0 +1,140 @@
+import { beforeAll, describe, expect, test } from 'bun:test'
+import { digest, ES256, generateSalt } from '@sd-jwt/crypto-nodejs'
+import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
+import type { JWK } from 'jose'
+import { verifySdJwtAgePresentation, type PresentationCheck } from '../../src/credentials/sd-jwt-vc.ts'
+import { parseTrustList, type TrustList } from '../../src/credentials/trust-list.ts'
+
+/**
+ * SD-JWT VC age presentations, made here by a test issuer and a test holder with the same library a
+ * wallet would use: only `age_equal_or_over` is disclosed, bound to the holder's key with our nonce.
+ */
+const NOW = 1_795_000_000
+const AUDIENCE = 'x509_san_dns:age.example'
+const NONCE = 'n-0S6_WzA2Mj'
+
+type Keys = { publicKey: JWK; privateKey: JWK }
+let issuer: Keys
+let otherIssuer: Keys
+let holder: Keys
+let trust: TrustList
+
+beforeAll(async () => {
+  const keys = (await Promise.all([ES256.generateKeyPair(), ES256.generateKeyPair(), ES256.generateKeyPair()])) as Keys[]
+  issuer = keys[0]!
+  otherIssuer = keys[1]!
+  holder = keys[2]!
+  trust = parseTrustList(JSON.stringify({ keys: [{ ...issuer.publicKey, kid: 'pid-issuer-1' }] }))
+})
+
+/** Issues a PID-like credential with age claims and presents only `age_equal_or_over` (and its keys). */
+async function present(options: {
+  ages?: Record<string, boolean>
+  disclose?: string[]
+  signWith?: Keys
+  kid?: string
+  exp?: number
+  nonce?: string
+  aud?: string
+  kbIat?: number
+}) {
+  const signWith = options.signWith ?? issuer
+  const instance = new SDJwtVcInstance({
+    signer: await ES256.getSigner(signWith.privateKey),
+    signAlg: 'ES256',
+    kbSigner: await ES256.getSigner(holder.privateKey),
+    kbSignAlg: 'ES256',
+    hasher: digest,
+    hashAlg: 'sha-256',
+    saltGenerator: generateSalt,
+  })
+  const ages = options.ages ?? { '16': true, '18': true, '21': false }
+  const credential = await instance.issue(
+    {
+      iss: 'https://pid.example',
+      iat: NOW - 86_400,
+      exp: options.exp ?? NOW + 86_400 * 365,
+      vct: 'urn:eudi:pid:de:1',
+      cnf: { jwk: holder.publicKey },
+      given_name: 'Erika',
+      birthdate: '2001-08-12',
+      age_equal_or_over: ages,
+    },
+    { _sd: ['given_name', 'birthdate'], age_equal_or_over: { _sd: Object.keys(ages) } } as never,
+    { header: { kid: options.kid ?? 'pid-issuer-1' } },
+  )
+  const disclose = Object.fromEntries((options.disclose ?? ['18']).map((age) => [age, true]))
+  return instance.present(credential, { age_equal_or_over: disclose } as never, {
+    kb: { payload: { iat: options.kbIat ?? NOW, aud: options.aud ?? AUDIENCE, nonce: options.nonce ?? NONCE } },
+  })
+}
+
+const check = (overrides: Partial<PresentationCheck> = {}): PresentationCheck => ({ trustList: trust, nonce: NONCE, audience: AUDIENCE, threshold: 18, now: NOW, ...overrides })
+
+describe('verifySdJwtAgePresentation', () => {
+  test('a presentation of age_equal_or_over.18, bound to our nonce and audience, proves 18', async () => {
+    const presentation = await present({})
+    expect(await verifySdJwtAgePresentation(presentation, check())).toEqual({ valid: true, ageOver: 18 })
+    // Nothing else was disclosed: the name and birth date stay with the wallet.
+    expect(presentation).not.toContain('Erika')
+    expect(Buffer.from(presentation.split('~').slice(1).join(''), 'base64url').toString()).not.toContain('2001')
+  })
+
+  test('a higher age that is true proves a lower threshold; the proven age is the threshold asked', async () => {
+    const presentation = await present({ ages: { '18': true, '21': true }, disclose: ['21'] })
+    expect(await verifySdJwtAgePresentation(presentation, check({ threshold: 18 }))).toEqual({ valid: true, ageOver: 18 })
+  })
+
+  test('a threshold lower than asked, a false claim, or no claim at all is refused', async () => {
+    expect(await verifySdJwtAgePresentation(await present({ disclose: ['16'] }), check())).toEqual({ valid: false, failure: 'under_threshold' })
+    expect(await verifySdJwtAgePresentation(await present({ disclose: ['21'] }), check({ threshold: 21 }))).toEqual({ valid: false, failure: 'under_threshold' })
+    expect(await verifySdJwtAgePresentation(await present({ disclose: [] }), check())).toEqual({ valid: false, failure: 'claim_missing' })
+  })
+
+  test('a wrong nonce (a presentation made for another request) is refused', async () => {
+    expect(await verifySdJwtAgePresentation(await present({ nonce: 'another-session' }), check())).toEqual({ valid: false, failure: 'wrong_nonce' })
+    expect(await verifySdJwtAgePresentation(await present({}), check({ nonce: 'another-session' }))).toMatchObject({ valid: false })
+  })
+
+  test('a presentation for another verifier (audience) is refused', async () => {
+    expect(await verifySdJwtAgePresentation(await present({ aud: 'x509_san_dns:rival.example' }), check())).toEqual({ valid: false, failure: 'wrong_audience' })
+  })
+
+  test('a stale key-binding JWT is refused', async () => {
+    expect(await verifySdJwtAgePresentation(await present({ kbIat: NOW - 3600 }), check())).toEqual({ valid: false, failure: 'key_binding' })
+  })
+
+  test('an expired credential is refused', async () => {
+    expect(await verifySdJwtAgePresentation(await present({ exp: NOW - 3600 }), check())).toEqual({ valid: false, failure: 'expired' })
+  })
+
+  test('an issuer not in the trust list is refused, whatever kid it claims', async () => {
+    expect(await verifySdJwtAgePresentation(await present({ signWith: otherIssuer, kid: 'rogue' }), check())).toEqual({ valid: false, failure: 'untrusted_issuer' })
+    const forged = await present({ signWith: otherIssuer })
+    expect(await verifySdJwtAgePresentation(forged, check())).toEqual({ valid: false, failure: 'invalid_signature' })
+  })
+
+  test('a tampered disclosure (16 turned into 18) breaks the digests and is refused', async () => {
+    const presentation = await present({ disclose: ['16'] })
+    const [jwt, ...rest] = presentation.split('~')
+    const tampered = rest.map((part) => {
+      if (!part || part.includes('.')) return part
+      const decoded = Buffer.from(part, 'base64url').toString()
+      return decoded.includes('"16"') ? Buffer.from(decoded.replace('"16"', '"18"')).toString('base64url') : part
+    })
+    expect(await verifySdJwtAgePresentation([jwt, ...tampered].join('~'), check())).toMatchObject({ valid: false })
+  })
+
+  test('garbage is malformed, not an exception', async () => {
+    for (const input of ['', 'not-a-jwt', 'a.b.c~', '~~~']) expect(await verifySdJwtAgePresentation(input, check())).toMatchObject({ valid: false })
+  })
+})
+
+describe('parseTrustList', () => {
+  test('accepts public P-256 keys and refuses anything else, private keys included', () => {
+    expect(parseTrustList(JSON.stringify({ keys: [issuer.publicKey] })).keys).toHaveLength(1)
+    expect(() => parseTrustList(JSON.stringify({ keys: [issuer.privateKey] }))).toThrow('private key')
+    expect(() => parseTrustList(JSON.stringify({ keys: [{ kty: 'RSA', n: 'x', e: 'AQAB' }] }))).toThrow('P-256')
+    expect(() => parseTrustList('{}')).toThrow('keys')
+  })
+})
