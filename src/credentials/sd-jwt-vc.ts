@@ -42,7 +42,7 @@ const CLOCK_SKEW_S = 60
 export async function verifySdJwtAgePresentation(presentation: string, check: PresentationCheck): Promise<PresentationResult> {
   let issuerKey: JWK | undefined
   try {
-    issuerKey = findIssuerKey(check.trustList, decodeProtectedHeader(presentation.split('~')[0]!))
+    issuerKey = findIssuerKey(check.trustList, decodeProtectedHeader(presentation.split('~')[0]!), new Date(check.now * 1000))
   } catch {
     return { valid: false, failure: 'malformed' }
   }

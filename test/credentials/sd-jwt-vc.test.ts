@@ -1,6 +1,8 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { digest, ES256, generateSalt } from '@sd-jwt/crypto-nodejs'
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
+import 'reflect-metadata'
+import * as x509 from '@peculiar/x509'
 import type { JWK } from 'jose'
 import { verifySdJwtAgePresentation, type PresentationCheck } from '../../src/credentials/sd-jwt-vc.ts'
 import { parseTrustList, type TrustList } from '../../src/credentials/trust-list.ts'
@@ -37,6 +39,7 @@ async function present(options: {
   nonce?: string
   aud?: string
   kbIat?: number
+  header?: Record<string, unknown>
 }) {
   const signWith = options.signWith ?? issuer
   const instance = new SDJwtVcInstance({
@@ -61,7 +64,7 @@ async function present(options: {
       age_equal_or_over: ages,
     },
     { _sd: ['given_name', 'birthdate'], age_equal_or_over: { _sd: Object.keys(ages) } } as never,
-    { header: { kid: options.kid ?? 'pid-issuer-1' } },
+    { header: options.header ?? { kid: options.kid ?? 'pid-issuer-1' } },
   )
   const disclose = Object.fromEntries((options.disclose ?? ['18']).map((age) => [age, true]))
   return instance.present(credential, { age_equal_or_over: disclose } as never, {
@@ -136,5 +139,70 @@ describe('parseTrustList', () => {
     expect(() => parseTrustList(JSON.stringify({ keys: [issuer.privateKey] }))).toThrow('private key')
     expect(() => parseTrustList(JSON.stringify({ keys: [{ kty: 'RSA', n: 'x', e: 'AQAB' }] }))).toThrow('P-256')
     expect(() => parseTrustList('{}')).toThrow('keys')
+  })
+})
+
+/** A root CA and a document signer certificate it issued, as an issuer's PKI would have (ECDSA P-256). */
+async function pki(options: { leafNotAfter?: Date } = {}) {
+  const algorithm = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' }
+  const rootKeys = await crypto.subtle.generateKey(algorithm, true, ['sign', 'verify'])
+  const leafKeys = await crypto.subtle.generateKey(algorithm, true, ['sign', 'verify'])
+  const from = new Date((NOW - 86_400 * 30) * 1000)
+  const root = await x509.X509CertificateGenerator.createSelfSigned({
+    serialNumber: '01',
+    name: 'CN=Test PID Root',
+    notBefore: from,
+    notAfter: new Date((NOW + 86_400 * 3650) * 1000),
+    keys: rootKeys,
+    signingAlgorithm: algorithm,
+    extensions: [new x509.BasicConstraintsExtension(true, 0, true)],
+  })
+  const leaf = await x509.X509CertificateGenerator.create({
+    serialNumber: '02',
+    subject: 'CN=Test PID Document Signer',
+    issuer: root.subject,
+    notBefore: from,
+    notAfter: options.leafNotAfter ?? new Date((NOW + 86_400 * 365) * 1000),
+    publicKey: leafKeys.publicKey,
+    signingKey: rootKeys.privateKey,
+    signingAlgorithm: algorithm,
+  })
+  const signer: Keys = {
+    publicKey: (await crypto.subtle.exportKey('jwk', leafKeys.publicKey)) as JWK,
+    privateKey: (await crypto.subtle.exportKey('jwk', leafKeys.privateKey)) as JWK,
+  }
+  return { rootPem: root.toString('pem'), leafX5c: Buffer.from(leaf.rawData).toString('base64'), signer }
+}
+
+describe('issuers with certificate chains (x5c to a trusted root)', () => {
+  test('a credential whose x5c chains to a root in the trust list verifies with the leaf key', async () => {
+    const { rootPem, leafX5c, signer } = await pki()
+    const trustList = parseTrustList(rootPem)
+    const presentation = await present({ signWith: signer, header: { x5c: [leafX5c] } })
+    expect(await verifySdJwtAgePresentation(presentation, check({ trustList }))).toEqual({ valid: true, ageOver: 18 })
+  })
+
+  test('a chain to a root not in the trust list, or an expired document signer, is an untrusted issuer', async () => {
+    const trusted = await pki()
+    const rogue = await pki()
+    const trustList = parseTrustList(trusted.rootPem)
+    const fromRogue = await present({ signWith: rogue.signer, header: { x5c: [rogue.leafX5c] } })
+    expect(await verifySdJwtAgePresentation(fromRogue, check({ trustList }))).toEqual({ valid: false, failure: 'untrusted_issuer' })
+    const expired = await pki({ leafNotAfter: new Date((NOW - 60) * 1000) })
+    const late = await present({ signWith: expired.signer, header: { x5c: [expired.leafX5c] } })
+    expect(await verifySdJwtAgePresentation(late, check({ trustList: parseTrustList(expired.rootPem) }))).toEqual({ valid: false, failure: 'untrusted_issuer' })
+  })
+
+  test("a trusted chain does not lend its trust to another key's signature", async () => {
+    const { rootPem, leafX5c } = await pki()
+    const forged = await present({ signWith: otherIssuer, header: { x5c: [leafX5c] } })
+    expect(await verifySdJwtAgePresentation(forged, check({ trustList: parseTrustList(rootPem) }))).toEqual({ valid: false, failure: 'invalid_signature' })
+  })
+
+  test('one trust list file may hold PEM roots and a JWK set together', async () => {
+    const { rootPem } = await pki()
+    const list = parseTrustList(`${rootPem}\n${JSON.stringify({ keys: [issuer.publicKey] })}`)
+    expect([list.roots.length, list.keys.length]).toEqual([1, 1])
+    expect(() => parseTrustList('-----BEGIN CERTIFICATE-----\nnope\n-----END CERTIFICATE-----')).toThrow('certificate 0')
   })
 })
