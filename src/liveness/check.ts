@@ -53,7 +53,8 @@ export type LivenessFailure =
   | 'no_frontal'
 
 export type LivenessResult =
-  | { live: true; frontal: { frame: FrameAnalysis; face: FaceObservation }[]; turns: Turn[] }
+  | { live: true; frontal: { frame: FrameAnalysis; face: FaceObservation }[] }
+  /** `turns`: what the head did instead, when it turned the wrong way or not at all. */
   | { live: false; failure: LivenessFailure; turns?: Turn[] }
 
 type Seen = { frame: CapturedFrame; face: FaceObservation & { landmarks: Landmarks }; turn: number }
@@ -89,8 +90,8 @@ export function checkLiveness(frames: CapturedFrame[], challenge: readonly Turn[
   if (!inOrder) return { live: false, failure: 'wrong_turn', turns: turns.map((turn) => turn.turn) }
 
   const frontal = seen.filter((item) => Math.abs(item.turn) < policy.frontalThreshold)
-  if (frontal.length === 0) return { live: false, failure: 'no_frontal', turns: challenge.slice() }
-  return { live: true, frontal: frontal.map((item) => ({ frame: item.frame.analysis, face: item.face })), turns: challenge.slice() }
+  if (frontal.length === 0) return { live: false, failure: 'no_frontal' }
+  return { live: true, frontal: frontal.map((item) => ({ frame: item.frame.analysis, face: item.face })) }
 }
 
 /** The turns the frames show, in order, a held turn counted once, each with the phase it began in. */
