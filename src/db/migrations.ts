@@ -6,6 +6,7 @@ import m0001 from '../../drizzle/0001_pages.sql' with { type: 'text' }
 import m0002 from '../../drizzle/0002_face_check.sql' with { type: 'text' }
 import m0003 from '../../drizzle/0003_client_home_url.sql' with { type: 'text' }
 import m0004 from '../../drizzle/0004_face_challenge.sql' with { type: 'text' }
+import m0005 from '../../drizzle/0005_credentials_passkeys.sql' with { type: 'text' }
 
 export const migrationJournal = journal
 
@@ -16,4 +17,5 @@ export const migrationFiles: Record<string, string> = {
   '0002_face_check': m0002,
   '0003_client_home_url': m0003,
   '0004_face_challenge': m0004,
+  '0005_credentials_passkeys': m0005,
 }

@@ -154,6 +154,9 @@ export const verificationSessions = pgTable(
     challengeExpiresAt: instant('challenge_expires_at'),
     /** Methods this session no longer offers: a face check that could not confirm the age is not retried. */
     closedMethods: text('closed_methods').array().notNull().default(sql`'{}'::text[]`),
+    /** The WebAuthn challenge of a passkey ceremony on this page (src/passkeys/): its hash, until answered. */
+    passkeyChallengeHash: text('passkey_challenge_hash'),
+    passkeyChallengeExpiresAt: instant('passkey_challenge_expires_at'),
   },
   (t) => [index('verification_sessions_expires').on(t.expiresAt)],
 )
@@ -171,4 +174,54 @@ export const agePasses = pgTable('age_passes', {
   createdAt: instant('created_at').notNull(),
   expiresAt: instant('expires_at').notNull(),
   revokedAt: instant('revoked_at'),
+})
+
+export const credentialRequestOutcomes = ['approved', 'refused'] as const
+
+/**
+ * A digital credential request (OpenID4VP) made for one session: the wallet finds it by `state`, the
+ * browser by its id. Stored hashed except the nonce, which is signed into the request. The wallet's answer
+ * leaves only an outcome and, for an approval, the threshold proven: never the credential, its salts or
+ * digests, which would let sites link one person across presentations.
+ */
+export const credentialRequests = pgTable(
+  'credential_requests',
+  {
+    idHash: text('id_hash').primaryKey(),
+    stateHash: text('state_hash').notNull().unique(),
+    sessionIdHash: text('session_id_hash')
+      .notNull()
+      .references(() => verificationSessions.idHash, { onDelete: 'cascade' }),
+    nonce: text('nonce').notNull(),
+    createdAt: instant('created_at').notNull(),
+    expiresAt: instant('expires_at').notNull(),
+    /** Set once, by the first answer: a second answer (a replay) finds it set and is refused. */
+    answeredAt: instant('answered_at'),
+    outcome: text('outcome', { enum: credentialRequestOutcomes }),
+    /** Why a refused answer was refused (PresentationFailure), shown to the visitor in their words. */
+    failure: text('failure'),
+    ageOver: integer('age_over'),
+    /** Set when the browser's session completed with this answer: it completes nothing twice. */
+    usedAt: instant('used_at'),
+  },
+  (t) => [index('credential_requests_session').on(t.sessionIdHash)],
+)
+
+/**
+ * Passkeys saved after an approved check, for re-verification on any device holding them. Only what the
+ * check proved and the key that proves the holder: the credential's public key and signature counter,
+ * the threshold, the method class and the day it was proven. The pairwise subject's key lives in the
+ * passkey's user handle, on the visitor's authenticator, not here.
+ */
+export const passkeys = pgTable('passkeys', {
+  credentialId: text('credential_id').primaryKey(),
+  publicKey: text('public_key').notNull(),
+  signCount: integer('sign_count').notNull().default(0),
+  ageOver: integer('age_over').notNull(),
+  methodClass: text('method_class', { enum: methodClasses }).notNull(),
+  /** Saved after a sandbox check: never stands in for a real check at a production client. */
+  sandbox: boolean('sandbox').notNull(),
+  provenAt: instant('proven_at').notNull(),
+  /** After this a fresh check is required: the proof ages, and a lost device should not work forever. */
+  expiresAt: instant('expires_at').notNull(),
 })

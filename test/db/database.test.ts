@@ -28,6 +28,8 @@ describe('migrations', () => {
         'audit_logs',
         'auth_codes',
         'clients',
+        'credential_requests',
+        'passkeys',
         'server_secrets',
         'usage_daily',
         'verification_sessions',
