@@ -6,6 +6,7 @@ import type { AppDeps } from './deps.ts'
 import { createAgeEstimator } from './estimator/pool.ts'
 import type { AgeEstimator } from './estimator/types.ts'
 import { loadServerKeys } from './keys/server-keys.ts'
+import { loadVerifierKey } from './keys/verifier-key.ts'
 import { systemClock, type Clock } from './lib/clock.ts'
 import { jsonLogger, type Logger } from './lib/log.ts'
 import { createMetrics } from './ops/metrics.ts'
@@ -39,6 +40,10 @@ export async function startServices(
     await migrateDatabase(open)
     const keys = await loadServerKeys(open.db, config.signingKeyFile, clock.now())
     const deps: AppDeps = { config, db: open.db, keys, clock, log: options.log ?? jsonLogger(), metrics: createMetrics(), challengeTurns: options.challengeTurns }
+    if (config.credentials) {
+      const { trustList, verifierKeyFile: keyFile, verifierCertificateFile: certificateFile } = config.credentials
+      deps.credentials = { trustList, verifier: await loadVerifierKey(open.db, { appUrl: config.appUrl, keyFile, certificateFile }, clock.now()) }
+    }
     if (config.demo) await ensureDemoClient(deps)
     // Only the server runs the face check; CLI commands never load its models.
     if (options.estimator && config.face.enabled) deps.estimator = startEstimator(config, deps.log)

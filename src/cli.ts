@@ -4,6 +4,7 @@ import { adminSocketPath, forwardCommand } from './admin-socket.ts'
 import { startServices } from './boot.ts'
 import { consoleIo, HELP, options, runCommand, runEstimatorCommand, type Io } from './commands.ts'
 import { ConfigError, loadConfig, type Config } from './config.ts'
+import { runDevCommand } from './credentials/dev-command.ts'
 import { silentLogger } from './lib/log.ts'
 import { runServer } from './server.ts'
 
@@ -18,6 +19,8 @@ export async function runCli(argv: string[], config: Config, io: Io = consoleIo)
   const { values, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: false })
   const command = positionals[0] ?? 'serve'
   if (command === 'estimator') return runEstimatorCommand(argv, io, config.face.workers)
+  // The test issuer and wallet work on files and over HTTP: they open no database.
+  if (command === 'dev' && !values.help) return runDevCommand(argv, io, config.production)
   if (values.help || command === 'help') {
     io.out(HELP)
     return 0

@@ -12,6 +12,7 @@ import {
   type Client,
   type ClientChanges,
 } from './oauth/clients.ts'
+import { DEV_USAGE } from './credentials/dev-command.ts'
 import { EVAL_HELP, EVAL_USAGE, evaluateDataset } from './estimator/eval-command.ts'
 import { countUsage, periods, resolveInterval, type Period } from './usage/report.ts'
 import { DEFAULT_FACE_POLICY, defaultFaceBuffer } from './verification/methods/face-policy.ts'
@@ -31,6 +32,7 @@ Usage: ofage [command] [--json]
   keys show
   ${EVAL_USAGE}
                                           (estimator eval --help: what it reports)
+  ${DEV_USAGE}
 
 Configuration comes from the environment (DATABASE_URL, DATA_DIR, SIGNING_KEY_FILE, …); see README.md.`
 

@@ -1,3 +1,6 @@
+import { readFileSync } from 'node:fs'
+import { isDevIssuerRoot, parseTrustList, type TrustList } from './credentials/trust-list.ts'
+
 /**
  * The only reader of the environment. Every variable is validated once, at start; a bad value stops
  * start-up with a {@link ConfigError} that names the variable (DESIGN.md, "Configuration").
@@ -24,6 +27,17 @@ export type Config = {
   face: FaceConfig
   /** When set, GET /metrics requires `Authorization: Bearer <token>`. */
   metricsToken: string | undefined
+  /** The digital credential method (class `age_only`): on when CREDENTIAL_TRUST_LIST names a trust list. */
+  credentials: CredentialConfig | undefined
+  /** NODE_ENV=production: the dev issuer and wallet commands, and a dev issuer in the trust list, are refused. */
+  production: boolean
+}
+
+export type CredentialConfig = {
+  trustList: TrustList
+  /** The operator's own verifier key and certificate chain (PEM); unset, one is generated and kept. */
+  verifierKeyFile: string | undefined
+  verifierCertificateFile: string | undefined
 }
 
 /** The face age check (method class `biometric`). */
@@ -63,6 +77,7 @@ export function loadConfig(env: Env = process.env): Config {
   const publicUrl = readUrl('PUBLIC_URL', env.PUBLIC_URL) ?? `http://localhost:${port}`
   const appUrl = readUrl('APP_URL', env.APP_URL) ?? publicUrl
   const issuerUrl = nonEmpty(env.ISSUER_URL) ? readIssuer(env.ISSUER_URL!) : publicUrl
+  const production = env.NODE_ENV === 'production'
   return {
     port,
     database,
@@ -80,7 +95,30 @@ export function loadConfig(env: Env = process.env): Config {
       upload: readFlag('FACE_UPLOAD', env.FACE_UPLOAD) ?? false,
     },
     metricsToken: nonEmpty(env.METRICS_TOKEN),
+    credentials: readCredentials(env, production),
+    production,
   }
+}
+
+/** The trust list is read once, at start: a file that cannot be read or holds nothing usable stops start-up. */
+function readCredentials(env: Env, production: boolean): CredentialConfig | undefined {
+  const file = nonEmpty(env.CREDENTIAL_TRUST_LIST)
+  if (file === undefined) return undefined
+  let trustList: TrustList
+  try {
+    trustList = parseTrustList(readFileSync(file, 'utf8'))
+  } catch (cause) {
+    throw new ConfigError('CREDENTIAL_TRUST_LIST', `could not be read as a trust list (${file}): ${cause instanceof Error ? cause.message : cause}`)
+  }
+  if (production && trustList.roots.some(isDevIssuerRoot)) {
+    throw new ConfigError('CREDENTIAL_TRUST_LIST', 'trusts the test issuer of `ofage dev issuer`: never in production (NODE_ENV=production)')
+  }
+  const verifierKeyFile = nonEmpty(env.CREDENTIAL_VERIFIER_KEY_FILE)
+  const verifierCertificateFile = nonEmpty(env.CREDENTIAL_VERIFIER_CERT_FILE)
+  if ((verifierKeyFile === undefined) !== (verifierCertificateFile === undefined)) {
+    throw new ConfigError('CREDENTIAL_VERIFIER_KEY_FILE', 'and CREDENTIAL_VERIFIER_CERT_FILE are set together or not at all')
+  }
+  return { trustList, verifierKeyFile, verifierCertificateFile }
 }
 
 function readInt(variable: string, value: string | undefined, range: { min: number; max: number; fallback: number }): number {

@@ -1,4 +1,6 @@
 import type { Config } from './config.ts'
+import type { TrustList } from './credentials/trust-list.ts'
+import type { VerifierKey } from './keys/verifier-key.ts'
 import type { Database } from './db/client.ts'
 import type { AgeEstimator } from './estimator/types.ts'
 import type { ServerKeys } from './keys/server-keys.ts'
@@ -17,6 +19,8 @@ export type AppDeps = {
   metrics: Metrics
   /** The face age estimator, when the face check is on (FACE_CHECK). */
   estimator?: AgeEstimator
+  /** The digital credential method, when CREDENTIAL_TRUST_LIST is set: whom we trust, how we sign requests. */
+  credentials?: { trustList: TrustList; verifier: VerifierKey }
   /** Tests only: fixes the live challenge's turns, so that a recorded clip can answer it. */
   challengeTurns?: () => Turn[]
 }

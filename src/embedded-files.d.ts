@@ -19,6 +19,14 @@ declare module '*/face-capture.js' {
   const path: string
   export default path
 }
+declare module '*/passkey.js' {
+  const path: string
+  export default path
+}
+declare module '*/credential.js' {
+  const path: string
+  export default path
+}
 declare module '*.bin' {
   const path: string
   export default path

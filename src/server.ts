@@ -5,6 +5,7 @@ import type { Config } from './config.ts'
 import type { AppDeps } from './deps.ts'
 import { MAX_MULTIPART_BYTES } from './lib/strict-request.ts'
 import { pruneExpiredCodes } from './oauth/codes.ts'
+import { pruneExpiredPasskeys } from './passkeys/store.ts'
 import { pruneExpiredPasses } from './verification/age-pass.ts'
 import { pruneExpiredSessions } from './verification/sessions.ts'
 
@@ -12,12 +13,13 @@ const PRUNE_EVERY_MS = 10 * 60_000
 /** Codes are kept an hour past expiry so a late replay is still recognised and revokes its tokens. */
 const KEEP_EXPIRED_MS = 60 * 60_000
 
-/** Deletes expired codes, verification sessions and age passes; audit rows and usage stay. */
+/** Deletes expired codes, verification sessions, age passes and passkeys; audit rows and usage stay. */
 export async function pruneExpired(deps: AppDeps): Promise<void> {
   const before = new Date(deps.clock.now().getTime() - KEEP_EXPIRED_MS)
   await pruneExpiredCodes(deps.db, before)
   await pruneExpiredSessions(deps.db, before)
   await pruneExpiredPasses(deps.db, before)
+  await pruneExpiredPasskeys(deps.db, before)
 }
 
 /** Runs the HTTP server until SIGTERM or SIGINT, then stops accepting, finishes, and closes the database. */

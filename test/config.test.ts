@@ -24,6 +24,8 @@ describe('loadConfig (DESIGN.md "Configuration")', () => {
       demo: true,
       face: { enabled: true, buffer: undefined, workers: 1, queue: 8, upload: false },
       metricsToken: undefined,
+      credentials: undefined,
+      production: false,
     })
   })
 

@@ -1,21 +1,10 @@
 import { digest, ES256 } from '@sd-jwt/crypto-nodejs'
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import { decodeProtectedHeader, type JWK } from 'jose'
+import type { PresentationFailure, PresentationResult } from './presentation.ts'
 import { findIssuerKey, type TrustList } from './trust-list.ts'
 
-/** Why a presentation was refused; callers switch on these, never on messages. */
-export type PresentationFailure =
-  | 'malformed'
-  | 'untrusted_issuer'
-  | 'invalid_signature'
-  | 'expired'
-  | 'key_binding'
-  | 'wrong_nonce'
-  | 'wrong_audience'
-  | 'claim_missing'
-  | 'under_threshold'
-
-export type PresentationResult = { valid: true; ageOver: number } | { valid: false; failure: PresentationFailure }
+export type { PresentationFailure, PresentationResult }
 
 export type PresentationCheck = {
   trustList: TrustList

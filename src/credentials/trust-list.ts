@@ -57,23 +57,53 @@ export function findIssuerKey(list: TrustList, header: ProtectedHeaderParameters
 }
 
 function chainKey(list: TrustList, x5c: unknown, now: Date): JWK | undefined {
-  if (!Array.isArray(x5c) || x5c.length === 0 || x5c.length > 5 || !x5c.every((entry) => typeof entry === 'string')) return undefined
+  if (!Array.isArray(x5c) || !x5c.every((entry) => typeof entry === 'string')) return undefined
+  const checked = checkCertificateChain(list, x5c.map((der) => Buffer.from(der, 'base64')), now)
+  if (!checked.trusted) return undefined
+  const jwk = checked.leaf.publicKey.export({ format: 'jwk' }) as JWK
+  return jwk.kty === 'EC' && jwk.crv === 'P-256' ? { kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y } : undefined
+}
+
+/** Why a certificate chain earns no trust: it leads to no trusted root, or a certificate on it is not current. */
+export type ChainFailure = 'untrusted' | 'expired'
+
+export type ChainCheck = { trusted: true; leaf: X509Certificate } | { trusted: false; failure: ChainFailure }
+
+/**
+ * Checks a certificate chain given leaf first, in DER (as JOSE `x5c` and COSE `x5chain` carry it): each
+ * certificate issued and signed by the next, which must be a CA; the last a trusted root or issued by one;
+ * and all of them, the root included, valid at `now`. A chain to no trusted root is `untrusted` even when it
+ * is also expired: whether it ever was valid is not ours to say.
+ */
+export function checkCertificateChain(list: TrustList, der: Uint8Array[], now: Date): ChainCheck {
+  const untrusted: ChainCheck = { trusted: false, failure: 'untrusted' }
+  // Issuers sign with a certificate their root issued (ISO 18013-5 Annex B: IACA to document signer); a long
+  // chain is work for us and no use to anyone.
+  if (der.length === 0 || der.length > 5) return untrusted
   let chain: X509Certificate[]
   try {
-    chain = x5c.map((der) => new X509Certificate(Buffer.from(der, 'base64')))
+    chain = der.map((bytes) => new X509Certificate(bytes))
   } catch {
-    return undefined
+    return untrusted
   }
-  const current = (cert: X509Certificate) => new Date(cert.validFrom) <= now && now <= new Date(cert.validTo)
-  if (!chain.every(current)) return undefined
   for (let i = 0; i + 1 < chain.length; i++) {
-    if (!chain[i]!.checkIssued(chain[i + 1]!) || !chain[i]!.verify(chain[i + 1]!.publicKey)) return undefined
+    const [cert, issuer] = [chain[i]!, chain[i + 1]!]
+    // A leaf certificate cannot vouch for another key, however it was signed.
+    if (!issuer.ca || !cert.checkIssued(issuer) || !cert.verify(issuer.publicKey)) return untrusted
   }
   const last = chain.at(-1)!
-  const anchored = list.roots.some(
-    (root) => current(root) && (root.fingerprint256 === last.fingerprint256 || (last.checkIssued(root) && last.verify(root.publicKey))),
+  const anchors = list.roots.filter(
+    (root) => root.fingerprint256 === last.fingerprint256 || (root.ca && last.checkIssued(root) && last.verify(root.publicKey)),
   )
-  if (!anchored) return undefined
-  const jwk = chain[0]!.publicKey.export({ format: 'jwk' }) as JWK
-  return jwk.kty === 'EC' && jwk.crv === 'P-256' ? { kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y } : undefined
+  if (anchors.length === 0) return untrusted
+  const current = (cert: X509Certificate) => new Date(cert.validFrom) <= now && now <= new Date(cert.validTo)
+  if (!chain.every(current) || !anchors.some(current)) return { trusted: false, failure: 'expired' }
+  return { trusted: true, leaf: chain[0]! }
+}
+
+/** The organisation named in the root of `ofage dev issuer`: a test PKI whose private keys sit in a file. */
+export const DEV_ISSUER_ORGANIZATION = 'ofage dev issuer, not for production'
+
+export function isDevIssuerRoot(root: X509Certificate): boolean {
+  return root.subject.includes(DEV_ISSUER_ORGANIZATION)
 }

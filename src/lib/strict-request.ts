@@ -20,11 +20,11 @@ const mimeTypes: Record<BodyType, string> = {
  * well-formed JSON, and no member given twice (SPEC.md §7: duplicate parameters are `invalid_request`;
  * `JSON.parse` would silently keep the last one). Failures are `invalid_request`.
  */
-export async function readStrictBody(request: Request, allowed: BodyType[]): Promise<Record<string, unknown>> {
+export async function readStrictBody(request: Request, allowed: BodyType[], maxBytes?: number): Promise<Record<string, unknown>> {
   const mime = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase()
   const type = allowed.find((candidate) => mimeTypes[candidate] === mime)
   if (!type) throw new OAuthError('invalid_request', `Content-Type must be ${allowed.map((t) => mimeTypes[t]).join(' or ')}`)
-  const limit = type === 'multipart' ? MAX_MULTIPART_BYTES : MAX_BODY_BYTES
+  const limit = maxBytes ?? (type === 'multipart' ? MAX_MULTIPART_BYTES : MAX_BODY_BYTES)
   const declared = Number(request.headers.get('content-length') ?? 0)
   if (declared > limit) throw tooLarge(limit)
   if (type === 'multipart') return parseMultipart(request)

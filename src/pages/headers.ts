@@ -24,7 +24,8 @@ export function pageHeaders(options: { formTargets?: string[] } = {}): Record<st
     'x-frame-options': 'DENY',
     'x-content-type-options': 'nosniff',
     'cross-origin-opener-policy': 'same-origin',
-    'permissions-policy': 'camera=(self), microphone=(), geolocation=()',
+    // Passkeys (WebAuthn) may be created and used by our own pages only, never from a frame.
+    'permissions-policy': 'camera=(self), microphone=(), geolocation=(), publickey-credentials-create=(self), publickey-credentials-get=(self)',
     // Pages carry CSRF tokens and per-visitor state.
     'cache-control': 'no-store',
   }

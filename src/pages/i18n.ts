@@ -1,4 +1,6 @@
 import type { ErrorCode } from '../errors.ts'
+import type { PresentationFailure } from '../credentials/presentation.ts'
+import type { PasskeyFailure } from '../passkeys/model.ts'
 import type { FaceFailure } from '../verification/methods/face-policy.ts'
 
 /** The face check's words: the page's script reads the short ones from a data attribute. */
@@ -31,6 +33,46 @@ export type FaceMessages = {
   /** A still photo sent where only the live camera check is accepted. */
   cameraOnly: string
   failures: Record<FaceFailure, (age: number) => string>
+}
+
+/** The digital credential method's words: the page's script reads the short ones from a data attribute. */
+export type CredentialMessages = {
+  title: string
+  intro: (age: number) => string
+  privacy: string
+  start: string
+  scan: string
+  openWallet: string
+  useBrowserWallet: string
+  waiting: string
+  checking: string
+  expired: string
+  needsScript: string
+  /** No answer from the wallet for this request yet. */
+  noAnswer: string
+  failures: Record<CredentialFailure, (age: number) => string>
+}
+
+export type CredentialFailure = PresentationFailure | 'declined'
+
+/** Passkey re-verification's words: the page's script reads the short ones from a data attribute. */
+export type PasskeyMessages = {
+  useTitle: string
+  useIntro: string
+  use: string
+  remove: string
+  save: string
+  saveIntro: string
+  /** The name the visitor sees in their passkey manager. */
+  credentialName: (age: number) => string
+  working: string
+  saved: string
+  deleted: string
+  /** The browser's dialog was closed or timed out (NotAllowedError). */
+  cancelled: string
+  /** Anything else the browser or the network refused. */
+  failed: string
+  failures: Record<PasskeyFailure, (age: number) => string>
 }
 
 /** Everything the visitor reads, per language. Functions take values that callers escape when rendering. */
@@ -67,6 +109,8 @@ export type Messages = {
   errors: Record<ErrorCode, string>
   languageSwitch: string
   face: FaceMessages
+  credential: CredentialMessages
+  passkey: PasskeyMessages
 }
 
 const en: Messages = {
@@ -137,6 +181,57 @@ const en: Messages = {
       no_turn: () => 'We did not see your head turn. Follow the prompts: turn your head, not the phone.',
       wrong_turn: () => 'Your head did not turn as the prompts asked. Follow each prompt in order.',
       no_frontal: () => 'We need to see you looking straight at the camera at the start and the end.',
+    },
+  },
+  credential: {
+    title: 'Use a digital ID',
+    intro: (age) => `Share only “${age} or older” from an ID wallet: an EU digital identity or age verification app, or a mobile driving licence.`,
+    privacy: 'Your wallet shows you what is asked before you agree. Only the yes-or-no for this age is shared; we keep neither the credential nor anything that could identify it.',
+    start: 'Use my ID wallet',
+    scan: 'Scan this code with your phone’s camera or wallet app.',
+    openWallet: 'Open the wallet on this device',
+    useBrowserWallet: 'Use a wallet on this device',
+    waiting: 'Waiting for your wallet…',
+    checking: 'Checking the answer from your wallet…',
+    expired: 'The code has expired. Press the button to get a new one.',
+    needsScript: 'This way needs JavaScript in your browser.',
+    noAnswer: 'Your wallet has not answered yet. Share from your wallet, then try again.',
+    failures: {
+      malformed: () => 'Your wallet’s answer could not be read.',
+      untrusted_issuer: () => 'This credential comes from an issuer this service does not accept.',
+      invalid_signature: () => 'The credential’s signature is not valid.',
+      expired: () => 'This credential has expired.',
+      key_binding: () => 'Your wallet could not prove it holds this credential.',
+      wrong_nonce: () => 'This answer was made for another request. Start again from this page.',
+      wrong_audience: () => 'This answer was made for another service. Start again from this page.',
+      claim_missing: (age) => `Your wallet did not share whether you are ${age} or older.`,
+      under_threshold: (age) => `Your credential does not show that you are ${age} or older.`,
+      declined: () => 'You declined in your wallet. Nothing was shared.',
+    },
+  },
+  passkey: {
+    useTitle: 'Use my passkey',
+    useIntro: 'Saved a passkey after an earlier age check? Use it to continue without a new check.',
+    use: 'Use my passkey',
+    remove: 'Delete my saved passkey',
+    save: 'Save a passkey for your other devices',
+    saveIntro: 'With a passkey, your other devices can skip the check for a year after this check. We keep only the passkey’s public key, the age proven and the date.',
+    credentialName: (age) => `Age check: ${age} or older`,
+    working: 'Waiting for your passkey…',
+    saved: 'Your passkey is saved. Choose “Use my passkey” on any device that has it.',
+    deleted: 'Your passkey is deleted. This service no longer accepts it.',
+    cancelled: 'The passkey was not used. You can try again.',
+    failed: 'Your passkey could not be used here. Please confirm your age another way.',
+    failures: {
+      challenge_expired: () => 'This took too long or was already used. Please try again.',
+      invalid_response: () => 'Your passkey could not be checked. Please try again, or confirm your age another way.',
+      unknown_passkey: () => 'This passkey is not saved with us: it was deleted or has expired. Please confirm your age another way.',
+      passkey_expired: () => 'The check behind this passkey is more than a year old. Please confirm your age again; you can then save a new passkey.',
+      age_not_covered: (age) => `Your passkey does not confirm that you are ${age} or older. Please confirm your age another way.`,
+      sandbox_passkey: () => 'This passkey was saved in test mode and cannot be used here. Please confirm your age another way.',
+      no_age_pass: () => 'Saving a passkey needs a recent age check in this browser.',
+      pass_too_old: () => 'Your last age check is too old to save a passkey from. Please confirm your age again first.',
+      already_saved: () => 'This passkey is already saved.',
     },
   },
   errors: {
@@ -226,6 +321,57 @@ const de: Messages = {
       no_turn: () => 'Wir haben keine Kopfdrehung gesehen. Folgen Sie den Anweisungen: Drehen Sie den Kopf, nicht das Telefon.',
       wrong_turn: () => 'Ihr Kopf hat sich nicht wie angewiesen gedreht. Folgen Sie den Anweisungen der Reihe nach.',
       no_frontal: () => 'Wir müssen Sie am Anfang und am Ende direkt in die Kamera schauen sehen.',
+    },
+  },
+  credential: {
+    title: 'Mit einem digitalen Ausweis',
+    intro: (age) => `Teilen Sie nur „mindestens ${age}“ aus einer Ausweis-Wallet: einer EU-Identitäts- oder Altersnachweis-App oder einem mobilen Führerschein.`,
+    privacy: 'Ihre Wallet zeigt Ihnen vor der Zustimmung, was abgefragt wird. Geteilt wird nur das Ja oder Nein zu diesem Alter; wir speichern weder den Nachweis noch etwas, woran er zu erkennen wäre.',
+    start: 'Meine Ausweis-Wallet verwenden',
+    scan: 'Scannen Sie diesen Code mit der Kamera oder der Wallet-App Ihres Handys.',
+    openWallet: 'Wallet auf diesem Gerät öffnen',
+    useBrowserWallet: 'Eine Wallet auf diesem Gerät verwenden',
+    waiting: 'Warten auf Ihre Wallet…',
+    checking: 'Die Antwort Ihrer Wallet wird geprüft…',
+    expired: 'Der Code ist abgelaufen. Drücken Sie die Schaltfläche für einen neuen.',
+    needsScript: 'Dieser Weg braucht JavaScript in Ihrem Browser.',
+    noAnswer: 'Ihre Wallet hat noch nicht geantwortet. Teilen Sie aus Ihrer Wallet und versuchen Sie es erneut.',
+    failures: {
+      malformed: () => 'Die Antwort Ihrer Wallet konnte nicht gelesen werden.',
+      untrusted_issuer: () => 'Dieser Nachweis stammt von einem Aussteller, den dieser Dienst nicht anerkennt.',
+      invalid_signature: () => 'Die Signatur des Nachweises ist ungültig.',
+      expired: () => 'Dieser Nachweis ist abgelaufen.',
+      key_binding: () => 'Ihre Wallet konnte nicht belegen, dass sie diesen Nachweis besitzt.',
+      wrong_nonce: () => 'Diese Antwort gehört zu einer anderen Anfrage. Beginnen Sie auf dieser Seite neu.',
+      wrong_audience: () => 'Diese Antwort war für einen anderen Dienst bestimmt. Beginnen Sie auf dieser Seite neu.',
+      claim_missing: (age) => `Ihre Wallet hat nicht geteilt, ob Sie mindestens ${age} Jahre alt sind.`,
+      under_threshold: (age) => `Ihr Nachweis zeigt nicht, dass Sie mindestens ${age} Jahre alt sind.`,
+      declined: () => 'Sie haben in Ihrer Wallet abgelehnt. Es wurde nichts geteilt.',
+    },
+  },
+  passkey: {
+    useTitle: 'Meinen Passkey verwenden',
+    useIntro: 'Haben Sie nach einer früheren Altersprüfung einen Passkey gespeichert? Damit geht es ohne neue Prüfung weiter.',
+    use: 'Meinen Passkey verwenden',
+    remove: 'Meinen gespeicherten Passkey löschen',
+    save: 'Einen Passkey für Ihre anderen Geräte speichern',
+    saveIntro: 'Mit einem Passkey können Ihre anderen Geräte die Prüfung bis ein Jahr nach dieser Prüfung überspringen. Wir speichern nur den öffentlichen Schlüssel des Passkeys, das bestätigte Alter und das Datum.',
+    credentialName: (age) => `Altersprüfung: mindestens ${age}`,
+    working: 'Warten auf Ihren Passkey…',
+    saved: 'Ihr Passkey ist gespeichert. Wählen Sie „Meinen Passkey verwenden“ auf jedem Gerät, das ihn hat.',
+    deleted: 'Ihr Passkey ist gelöscht. Dieser Dienst akzeptiert ihn nicht mehr.',
+    cancelled: 'Der Passkey wurde nicht verwendet. Sie können es erneut versuchen.',
+    failed: 'Ihr Passkey konnte hier nicht verwendet werden. Bitte bestätigen Sie Ihr Alter auf einem anderen Weg.',
+    failures: {
+      challenge_expired: () => 'Das hat zu lange gedauert oder wurde schon verwendet. Bitte versuchen Sie es erneut.',
+      invalid_response: () => 'Ihr Passkey konnte nicht geprüft werden. Versuchen Sie es erneut oder bestätigen Sie Ihr Alter auf einem anderen Weg.',
+      unknown_passkey: () => 'Dieser Passkey ist bei uns nicht gespeichert: Er wurde gelöscht oder ist abgelaufen. Bitte bestätigen Sie Ihr Alter auf einem anderen Weg.',
+      passkey_expired: () => 'Die Prüfung hinter diesem Passkey ist mehr als ein Jahr alt. Bitte bestätigen Sie Ihr Alter erneut; danach können Sie einen neuen Passkey speichern.',
+      age_not_covered: (age) => `Ihr Passkey bestätigt nicht, dass Sie mindestens ${age} Jahre alt sind. Bitte bestätigen Sie Ihr Alter auf einem anderen Weg.`,
+      sandbox_passkey: () => 'Dieser Passkey wurde im Testmodus gespeichert und kann hier nicht verwendet werden. Bitte bestätigen Sie Ihr Alter auf einem anderen Weg.',
+      no_age_pass: () => 'Zum Speichern eines Passkeys braucht es eine kürzliche Altersprüfung in diesem Browser.',
+      pass_too_old: () => 'Ihre letzte Altersprüfung ist zu alt, um daraus einen Passkey zu speichern. Bitte bestätigen Sie Ihr Alter zuerst erneut.',
+      already_saved: () => 'Dieser Passkey ist bereits gespeichert.',
     },
   },
   errors: {

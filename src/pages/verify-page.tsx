@@ -2,6 +2,7 @@ import type { Client } from '../oauth/clients.ts'
 import type { VerificationMethod } from '../verification/methods/method.ts'
 import { languages, type Language } from './i18n.ts'
 import { Layout, withLang } from './layout.tsx'
+import { PasskeySave, PasskeyUse, type PasskeyActions } from './passkey-panel.tsx'
 
 export type VerifyPageProps = {
   lang: Language
@@ -13,6 +14,8 @@ export type VerifyPageProps = {
   methods: VerificationMethod[]
   /** The age the browser's pass covers, when it covers this request. */
   passAge?: number
+  /** The pass is recent enough to stand behind a new passkey: the pass panel offers to save one. */
+  canSavePasskey?: boolean
   /** A failed check, or another message the visitor must see first. */
   alert?: string
   /** A quieter notice (a forgotten pass). */
@@ -30,6 +33,13 @@ export function VerifyPage(props: VerifyPageProps) {
   const t = languages[props.lang]
   const siteName = props.client.name
   const action = (path: string) => withLang(`${props.sessionPath}${path}`, props.lang)
+  const passkeyActions: PasskeyActions = {
+    options: action('/passkey/options'),
+    register: action('/passkey/register'),
+    verify: action('/passkey'),
+    remove: action('/passkey/delete'),
+    csrfToken: props.csrfToken,
+  }
   return (
     <Layout lang={props.lang} title={`${t.pageTitle} · ${siteName}`} switchPath={props.sessionPath}>
       <h1 safe>{t.heading}</h1>
@@ -71,6 +81,7 @@ export function VerifyPage(props: VerifyPageProps) {
               {t.forgetPass}
             </button>
           </form>
+          {props.canSavePasskey && <PasskeySave t={t} actions={passkeyActions} />}
         </section>
       )}
       {!props.locked && (
@@ -103,6 +114,12 @@ export function VerifyPage(props: VerifyPageProps) {
             )
           )}
         </section>
+      )}
+      {!props.locked && (
+        <>
+          <PasskeyUse t={t} actions={passkeyActions} />
+          <script src="/assets/passkey.js" defer></script>
+        </>
       )}
       <section class="privacy" aria-labelledby="privacy-title">
         <h2 id="privacy-title" safe>

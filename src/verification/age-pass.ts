@@ -19,6 +19,8 @@ export type AgePass = {
   ageOver: number
   methodClass: MethodClass
   sandbox: boolean
+  /** When the check behind the pass took place: a passkey saved from it ages from here. */
+  createdAt: Date
   expiresAt: Date
 }
 
@@ -41,6 +43,7 @@ export async function createAgePass(
     ageOver: approved.ageOver,
     methodClass: approved.methodClass,
     sandbox: approved.sandbox,
+    createdAt: now,
     expiresAt: new Date(now.getTime() + AGE_PASS_LIFETIME_MS),
   }
   await deps.db.insert(agePasses).values({
@@ -91,6 +94,7 @@ export async function readAgePass(deps: PassDeps, cookie: string | undefined): P
     ageOver: row.ageOver,
     methodClass: row.methodClass,
     sandbox: row.sandbox,
+    createdAt: row.createdAt,
     expiresAt: row.expiresAt,
   }
 }

@@ -100,6 +100,7 @@ export function methodRoutes(deps: AppDeps, { openForm, render, complete, offere
             ageRequired: page.session.ageRequired,
             client: page.client,
             consumeChallenge: (id) => consumeFaceChallenge(deps, page.session, id),
+            session: page.session,
           })
         } catch (cause) {
           if (!(cause instanceof EstimatorBusyError)) throw cause

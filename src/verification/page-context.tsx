@@ -8,6 +8,7 @@ import { issueCode } from '../oauth/codes.ts'
 import { pageHeaders } from '../pages/headers.ts'
 import { languages, pickLanguage, type Language } from '../pages/i18n.ts'
 import { VerifyPage } from '../pages/verify-page.tsx'
+import { canSavePasskey } from '../passkeys/registration.ts'
 import { AGE_PASS_COOKIE, AGE_PASS_LIFETIME_MS, createAgePass, passCovers, readAgePass, type AgePass } from './age-pass.ts'
 import { callbackUrl } from './authorize.ts'
 import { createMethods, methodsFor } from './methods/index.ts'
@@ -86,6 +87,7 @@ export function createPageContext(deps: AppDeps) {
         csrfToken={session.csrfToken}
         methods={offered}
         passAge={passCovers(pass, client, session.ageRequired) ? pass.ageOver : undefined}
+        canSavePasskey={pass !== undefined && canSavePasskey({ provenAt: pass.createdAt }, deps.clock.now())}
         alert={locked ? t.tooManyAttempts(client.name) : extra.alert}
         notice={extra.notice}
         locked={locked}
@@ -97,12 +99,13 @@ export function createPageContext(deps: AppDeps) {
 
   /**
    * Turns an approved check into a code and sends the visitor back with it (303). The session is claimed
-   * first, so a double submission issues one code; if issuing fails, the claim is released.
+   * first, so a double submission issues one code; if issuing fails, the claim is released. A re-verification
+   * (an age pass, a passkey) carries the person key of the check it stands for and leaves no new pass.
    */
   async function complete(
     page: Page,
     set: ResponseSet,
-    approval: { method: string; methodClass: MethodClass; provenAge: number; ageBuffer?: number; reverifiedWith?: AgePass },
+    approval: { method: string; methodClass: MethodClass; provenAge: number; ageBuffer?: number; reverifiedWith?: Pick<AgePass, 'personKey'> },
   ) {
     const { session, client, cookie } = page
     if (!(await claimSession(deps, session))) throw new OAuthError('session_expired', 'The verification session was already completed')

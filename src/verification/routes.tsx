@@ -1,5 +1,7 @@
 import { html } from '@elysiajs/html'
+import credentialScript from '../../public/credential.js' with { type: 'file' }
 import faceCaptureScript from '../../public/face-capture.js' with { type: 'file' }
+import passkeyScript from '../../public/passkey.js' with { type: 'file' }
 import stylesheet from '../../public/ofage.css' with { type: 'file' }
 import { Elysia, t } from 'elysia'
 import type { AppDeps } from '../deps.ts'
@@ -9,14 +11,18 @@ import { rejectDuplicateQuery } from '../lib/strict-request.ts'
 import { languages, pickLanguage } from '../pages/i18n.ts'
 import { AGE_PASS_COOKIE, passCovers, readAgePass, revokeAgePass } from './age-pass.ts'
 import { checkAuthorizationRequest } from './authorize.ts'
+import { credentialRoutes } from './credential-routes.tsx'
 import { methodRoutes } from './method-routes.tsx'
 import { BROWSER_COOKIE, createPageContext, FormBody, LangQuery, readForm, stringCookie } from './page-context.tsx'
+import { passkeyRoutes } from './passkey-routes.tsx'
 import { createSession, SESSION_LIFETIME_MS } from './sessions.ts'
 
 /** The files under public/ that pages load, embedded in a compiled binary; nothing else is served. */
 const assets: Record<string, { path: string; type: string }> = {
   'ofage.css': { path: stylesheet, type: 'text/css; charset=utf-8' },
   'face-capture.js': { path: faceCaptureScript, type: 'text/javascript; charset=utf-8' },
+  'passkey.js': { path: passkeyScript, type: 'text/javascript; charset=utf-8' },
+  'credential.js': { path: credentialScript, type: 'text/javascript; charset=utf-8' },
 }
 
 const AuthorizationQuery = t.Object({
@@ -39,6 +45,8 @@ export function pageRoutes(deps: AppDeps) {
   return new Elysia({ name: 'page-routes' })
     .use(html({ autoDoctype: true }))
     .use(methodRoutes(deps, context))
+    .use(passkeyRoutes(deps, context))
+    .use(credentialRoutes(deps, context))
     .get(
       '/assets/:file',
       ({ params }) => {

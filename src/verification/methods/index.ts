@@ -1,13 +1,18 @@
 import type { AppDeps } from '../../deps.ts'
 import type { Client } from '../../oauth/clients.ts'
+import { createCredentialMethod } from './credential.tsx'
 import { createFaceMethod } from './face.tsx'
 import type { VerificationMethod } from './method.ts'
 import { sandboxMethod } from './sandbox.tsx'
 
-/** Every method this deployment offers, in page order. The face check needs a running estimator. */
-export function createMethods(deps: Pick<AppDeps, 'config' | 'estimator'>): VerificationMethod[] {
+/**
+ * Every method this deployment offers, in page order. A digital credential needs a trust list; the face
+ * check a running estimator. The credential comes first: it proves the age itself, the face only estimates it.
+ */
+export function createMethods(deps: Pick<AppDeps, 'config' | 'estimator' | 'credentials' | 'db' | 'clock'>): VerificationMethod[] {
   return [
     sandboxMethod,
+    ...(deps.credentials ? [createCredentialMethod(deps)] : []),
     ...(deps.estimator ? [createFaceMethod({ estimator: deps.estimator, defaultBuffer: deps.config.face.buffer, upload: deps.config.face.upload })] : []),
   ]
 }

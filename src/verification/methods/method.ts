@@ -3,6 +3,7 @@ import type { MethodClass } from '../../db/schema.ts'
 import type { Client } from '../../oauth/clients.ts'
 import type { Turn } from '../../liveness/challenge.ts'
 import type { Messages } from '../../pages/i18n.ts'
+import type { VerificationSession } from '../sessions.ts'
 
 /** The outcome of one check. A failure says why, in the visitor's language. */
 export type Verdict =
@@ -36,6 +37,8 @@ export type MethodInput = {
   client: Client
   /** Uses up the session's live challenge (src/verification/face-challenge.ts): its turns, or undefined. */
   consumeChallenge(id: string): Promise<Turn[] | undefined>
+  /** The session the evidence was posted in, for methods whose evidence arrived by another way (a wallet). */
+  session: VerificationSession
 }
 
 /**

@@ -1,0 +1,13 @@
+/**
+ * @auth0/mdl, loaded only once CBOR_NATIVE_ACCELERATION_DISABLED is set. cbor-x (under @auth0/mdl and
+ * cose-kit) reads that variable once, when it is first loaded, and otherwise loads its native string
+ * extractor, cbor-extract, with which mdoc verification under Bun is known to fail.
+ *
+ * A static `import '@auth0/mdl'` placed after an import of this file would not do: Bun evaluates CommonJS
+ * packages before the body of any ES module that imports them, so cbor-x would be loaded before the line
+ * below ran. `require` runs where it stands. Every module takes @auth0/mdl from here; `import type` from
+ * the package itself is fine (it loads nothing).
+ */
+process.env.CBOR_NATIVE_ACCELERATION_DISABLED ??= 'true'
+
+export const mdl: typeof import('@auth0/mdl') = require('@auth0/mdl')

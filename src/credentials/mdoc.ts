@@ -1,0 +1,164 @@
+import { createHash } from 'node:crypto'
+import type { DeviceSignedDocument } from '@auth0/mdl'
+import { mdl } from './cbor-env.ts'
+import type { PresentationFailure, PresentationResult } from './presentation.ts'
+import { checkCertificateChain, type TrustList } from './trust-list.ts'
+
+/** The mdoc types that carry age statements, and the namespace each keeps them in. */
+export const AGE_DOC_TYPES = {
+  /** The EU age verification blueprint's Proof of Age attestation. */
+  'eu.europa.ec.av.1': 'eu.europa.ec.av.1',
+  /** ISO 18013-5 mobile driving licence. */
+  'org.iso.18013.5.1.mDL': 'org.iso.18013.5.1',
+} as const
+
+export type AgeDocType = keyof typeof AGE_DOC_TYPES
+
+export type MdocPresentationCheck = {
+  trustList: TrustList
+  /** The CBOR-encoded SessionTranscript of this request, from the functions below. */
+  sessionTranscript: Uint8Array
+  /** The age the session asks for. */
+  threshold: number
+  /** Seconds since the epoch. */
+  now: number
+}
+
+type Check = { status: string; category: string; id: string }
+
+/**
+ * The checks of @auth0/mdl's verifier that we do ourselves, or not at all: it compares the MSO validity
+ * with the wall clock (we use `now`), and the chain is ours (`checkCertificateChain`, also at `now`).
+ */
+const CHECKS_DONE_HERE = new Set(['MSO_VALIDITY_AT_VERIFICATION_TIME', 'ISSUER_CERTIFICATE_VALIDITY'])
+
+/** A failed check of the library, by id where its category says too little. */
+function failureOf(check: Check): PresentationFailure {
+  // ISO 18013-5 Annex B: the IACA names its country; a root without one is not an mdoc issuer's.
+  if (check.id === 'ISSUER_SUBJECT_COUNTRY_NAME_PRESENCE') return 'untrusted_issuer'
+  if (check.category === 'DEVICE_AUTH') return 'key_binding'
+  if (check.category === 'DOCUMENT_FORMAT') return 'malformed'
+  return 'invalid_signature'
+}
+
+const { DataItem, parse, Verifier } = mdl
+
+const fail = (failure: PresentationFailure): PresentationResult => ({ valid: false, failure })
+
+/**
+ * Verifies an ISO 18013-5 DeviceResponse proving an age (OpenID4VP 1.0 Appendix B.2): one document of an
+ * age doc type; its issuer's signature (issuerAuth) by the document signer certificate in its x5chain, which
+ * must chain to a root of the trust list; certificates and the MSO's validityInfo current at `now`; the
+ * digests of the disclosed elements; the device's signature over our SessionTranscript; and the disclosed
+ * `age_over_NN` statements. Only those are read; nothing of the credential is returned or kept.
+ */
+export async function verifyMdocAgePresentation(deviceResponse: Uint8Array, check: MdocPresentationCheck): Promise<PresentationResult> {
+  const read = readDocument(deviceResponse)
+  if (!read) return fail('malformed')
+  const { document, x5chain } = read
+  // deviceMac needs an ECDH with a reader key we never send (OpenID4VP has none); only a signature binds.
+  if (!document.deviceSigned.deviceAuth.deviceSignature) return fail('key_binding')
+
+  const now = new Date(check.now * 1000)
+  const chain = checkCertificateChain(check.trustList, x5chain, now)
+  if (!chain.trusted) return fail(chain.failure === 'expired' ? 'expired' : 'untrusted_issuer')
+
+  const failed: Check[] = []
+  try {
+    await new Verifier([]).verify(deviceResponse, {
+      encodedSessionTranscript: sessionTranscriptBytes(check.sessionTranscript),
+      disableCertificateChainValidation: true,
+      onCheck: (item) => {
+        if (item.status === 'FAILED' && !CHECKS_DONE_HERE.has(item.id)) failed.push(item)
+      },
+    })
+  } catch {
+    return fail('malformed')
+  }
+  if (failed.length > 0) return fail(failureOf(failed[0]!))
+
+  // Read only now that the issuer's signature over the MSO is known to hold.
+  const { validFrom, validUntil } = document.issuerSigned.issuerAuth.decodedPayload.validityInfo ?? {}
+  if (!isDate(validFrom) || !isDate(validUntil)) return fail('malformed')
+  if (now < validFrom || now > validUntil) return fail('expired')
+  return readAgeStatements(document, AGE_DOC_TYPES[document.docType as AgeDocType], check.threshold)
+}
+
+/** The one device-signed document of an age doc type, with its issuer's certificates; else undefined. */
+function readDocument(deviceResponse: Uint8Array): { document: DeviceSignedDocument; x5chain: Uint8Array[] } | undefined {
+  try {
+    const { documents } = parse(deviceResponse)
+    const document = documents[0]
+    // We ask for one credential; a second document answers a question we did not ask.
+    if (documents.length !== 1 || !(document instanceof mdl.DeviceSignedDocument) || !Object.hasOwn(AGE_DOC_TYPES, document.docType)) return undefined
+    const x5chain: unknown[] = document.issuerSigned.issuerAuth.x5chain ?? []
+    if (!x5chain.every((cert) => cert instanceof Uint8Array)) return undefined
+    return { document, x5chain: x5chain as Uint8Array[] }
+  } catch {
+    return undefined
+  }
+}
+
+const isDate = (value: unknown): value is Date => value instanceof Date && !Number.isNaN(value.getTime())
+
+const AGE_OVER = /^age_over_(\d{2})$/
+
+/**
+ * ISO 18013-5 §7.2.5: `age_over_NN: true` means at least NN years old, `false` means younger. A wallet
+ * answers with the nearest statement it holds, so a true one for NN >= threshold proves the threshold; a
+ * lower true one, or a false one, does not. Device-signed elements are the holder's word and never read.
+ */
+function readAgeStatements(document: DeviceSignedDocument, namespace: string, threshold: number): PresentationResult {
+  const statements = (document.issuerSigned.nameSpaces[namespace] ?? []).flatMap((item) => {
+    const age = AGE_OVER.exec(item.elementIdentifier)?.[1]
+    return age !== undefined && typeof item.elementValue === 'boolean' ? [{ age: Number(age), over: item.elementValue }] : []
+  })
+  if (statements.length === 0) return fail('claim_missing')
+  if (!statements.some(({ age, over }) => over && age >= threshold)) return fail('under_threshold')
+  return { valid: true, ageOver: threshold }
+}
+
+/**
+ * The SessionTranscript of a request sent by redirect or QR code, OpenID4VP 1.0 Appendix B.2.6.1:
+ * `[null, null, ["OpenID4VPHandover", sha256(cbor([clientId, nonce, jwkThumbprint, responseUri]))]]`.
+ * `jwkThumbprint` is the RFC 7638 thumbprint (32 bytes) of our response encryption key, when the response is
+ * encrypted (`direct_post.jwt`); null otherwise.
+ */
+export function openId4VpSessionTranscript(request: { clientId: string; nonce: string; responseUri: string; jwkThumbprint?: Uint8Array }): Uint8Array {
+  const info = [request.clientId, request.nonce, request.jwkThumbprint ?? null, request.responseUri]
+  return encodeCbor([null, null, ['OpenID4VPHandover', sha256(encodeCbor(info))]])
+}
+
+/**
+ * The SessionTranscript of a request through the Digital Credentials API, OpenID4VP 1.0 Appendix B.2.6.2:
+ * `[null, null, ["OpenID4VPDCAPIHandover", sha256(cbor([origin, nonce, jwkThumbprint]))]]`. `origin` is the
+ * page's origin as the browser asserts it, without an `origin:` prefix; `jwkThumbprint` as above, for
+ * `dc_api.jwt`.
+ */
+export function dcApiSessionTranscript(request: { origin: string; nonce: string; jwkThumbprint?: Uint8Array }): Uint8Array {
+  const info = [request.origin, request.nonce, request.jwkThumbprint ?? null]
+  return encodeCbor([null, null, ['OpenID4VPDCAPIHandover', sha256(encodeCbor(info))]])
+}
+
+/**
+ * The SessionTranscript as @auth0/mdl takes it: wrapped as `#6.24(bstr)` (ISO 18013-5 SessionTranscriptBytes).
+ * The library decodes it and encodes it again inside DeviceAuthentication, so a transcript is accepted only
+ * if that yields the same bytes; otherwise the device would sign other bytes than ours. Our transcripts
+ * always do: a failure here is a bug of the caller, and throws.
+ */
+export function sessionTranscriptBytes(transcript: Uint8Array): Uint8Array {
+  const wrapped = new DataItem({ buffer: transcript })
+  if (!Buffer.from(encodeCbor(wrapped.data)).equals(Buffer.from(transcript))) {
+    throw new TypeError('a SessionTranscript must be CBOR in the encoding @auth0/mdl produces (shortest form, definite lengths)')
+  }
+  return encodeCbor(wrapped)
+}
+
+/** CBOR with the library's own encoder options, so our bytes are the ones it would make. */
+function encodeCbor(value: unknown): Uint8Array {
+  return DataItem.fromData(value).buffer
+}
+
+function sha256(bytes: Uint8Array): Uint8Array {
+  return new Uint8Array(createHash('sha256').update(bytes).digest())
+}

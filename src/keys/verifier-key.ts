@@ -1,0 +1,68 @@
+import 'reflect-metadata'
+import { createHash, X509Certificate } from 'node:crypto'
+import * as x509 from '@peculiar/x509'
+import { importJWK, importPKCS8, type CryptoKey, type JWK } from 'jose'
+import type { Database } from '../db/client.ts'
+import { getOrCreateSecret } from './server-secrets.ts'
+
+/**
+ * How we sign OpenID4VP requests to wallets: an ES256 key and its certificate chain (leaf first). The
+ * wallet sees our `client_id` as `x509_hash:` + the SHA-256 of the leaf certificate (OpenID4VP 1.0
+ * §5.9.3), so the request's signature and the identity it names cannot be separated.
+ */
+export type VerifierKey = { clientId: string; x5c: string[]; privateKey: CryptoKey }
+
+const ECDSA = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' }
+
+/**
+ * The verifier key: from CREDENTIAL_VERIFIER_KEY_FILE and _CERT_FILE when the operator has a certificate
+ * wallets trust (an access certificate of a national scheme), else one generated once for the deployment
+ * (a self-signed certificate naming the page's host) and shared by every instance through the database.
+ */
+export async function loadVerifierKey(
+  db: Database,
+  options: { appUrl: string; keyFile?: string; certificateFile?: string },
+  now: Date,
+): Promise<VerifierKey> {
+  if (options.keyFile && options.certificateFile) {
+    return verifierKeyFrom(await Bun.file(options.keyFile).text(), await Bun.file(options.certificateFile).text())
+  }
+  // Generating costs a few milliseconds; of instances starting together, the first one stored wins.
+  const generated = JSON.stringify(await generateVerifierKey(new URL(options.appUrl).hostname, now))
+  return fromStored(await getOrCreateSecret(db, 'credential_verifier_key', () => generated, now))
+}
+
+async function fromStored(stored: string): Promise<VerifierKey> {
+  const { jwk, certificate } = JSON.parse(stored) as { jwk: JWK; certificate: string }
+  const x5c = [Buffer.from(new X509Certificate(certificate).raw).toString('base64')]
+  return { clientId: x509HashClientId(x5c[0]!), x5c, privateKey: (await importJWK(jwk, 'ES256')) as CryptoKey }
+}
+
+async function verifierKeyFrom(keyPem: string, chainPem: string): Promise<VerifierKey> {
+  const certificates = chainPem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []
+  if (certificates.length === 0) throw new Error('CREDENTIAL_VERIFIER_CERT_FILE holds no PEM certificate')
+  const x5c = certificates.map((pem) => Buffer.from(new X509Certificate(pem).raw).toString('base64'))
+  return { clientId: x509HashClientId(x5c[0]!), x5c, privateKey: (await importPKCS8(keyPem, 'ES256')) as CryptoKey }
+}
+
+/** `x509_hash:<base64url SHA-256 of the DER leaf certificate>` (OpenID4VP 1.0 §5.9.3). */
+export function x509HashClientId(leafBase64: string): string {
+  return `x509_hash:${createHash('sha256').update(Buffer.from(leafBase64, 'base64')).digest('base64url')}`
+}
+
+async function generateVerifierKey(hostname: string, now: Date): Promise<{ jwk: JWK; certificate: string }> {
+  const keys = await crypto.subtle.generateKey(ECDSA, true, ['sign', 'verify'])
+  const certificate = await x509.X509CertificateGenerator.createSelfSigned({
+    serialNumber: Buffer.from(crypto.getRandomValues(new Uint8Array(8))).toString('hex').replace(/^[89a-f]/, '1'),
+    name: `CN=${hostname.replace(/[,=+<>#;"\\]/g, '')}, O=ofage verifier`,
+    notBefore: new Date(now.getTime() - 60_000),
+    notAfter: new Date(now.getTime() + 5 * 365 * 86_400_000),
+    keys,
+    signingAlgorithm: ECDSA,
+    extensions: [
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
+      new x509.SubjectAlternativeNameExtension([{ type: /^[\d.]+$/.test(hostname) ? 'ip' : 'dns', value: hostname }]),
+    ],
+  })
+  return { jwk: (await crypto.subtle.exportKey('jwk', keys.privateKey)) as JWK, certificate: certificate.toString('pem') }
+}

@@ -1,0 +1,135 @@
+import { and, count, eq, gt, isNotNull, isNull } from 'drizzle-orm'
+import type { Database } from '../db/client.ts'
+import { credentialRequests, verificationSessions } from '../db/schema.ts'
+import type { PresentationFailure } from '../credentials/presentation.ts'
+import type { Clock } from '../lib/clock.ts'
+import { randomToken, sha256Hex } from '../lib/crypto.ts'
+import type { VerificationSession } from './sessions.ts'
+
+/** Long enough to find the phone and open the wallet; a stale QR code on a screen stops working. */
+export const CREDENTIAL_REQUEST_LIFETIME_MS = 5 * 60_000
+
+/** Requests one session may open: each is a row, and a page reloading in a loop must not grow the table. */
+export const MAX_REQUESTS_PER_SESSION = 20
+
+type RequestDeps = { db: Database; clock: Clock }
+
+export type IssuedRequest = { id: string; state: string; nonce: string; expiresAt: Date }
+
+export type CredentialRequest = typeof credentialRequests.$inferSelect & {
+  /** The session's threshold and client, read with the request so the wallet's answer needs no cookie. */
+  ageRequired: number
+  clientId: string
+}
+
+/**
+ * Opens a wallet request for a session. The browser keeps the id (to ask how it went); the wallet gets
+ * the state and nonce through the signed request object. Only hashes of id and state are stored.
+ */
+export async function createCredentialRequest(deps: RequestDeps, session: VerificationSession): Promise<IssuedRequest | undefined> {
+  const [open] = await deps.db.select({ n: count() }).from(credentialRequests).where(eq(credentialRequests.sessionIdHash, session.idHash))
+  if ((open?.n ?? 0) >= MAX_REQUESTS_PER_SESSION) return undefined
+  const now = deps.clock.now()
+  const issued = { id: randomToken(18), state: randomToken(24), nonce: randomToken(24), expiresAt: new Date(now.getTime() + CREDENTIAL_REQUEST_LIFETIME_MS) }
+  await deps.db.insert(credentialRequests).values({
+    idHash: sha256Hex(issued.id),
+    stateHash: sha256Hex(issued.state),
+    sessionIdHash: session.idHash,
+    nonce: issued.nonce,
+    createdAt: now,
+    expiresAt: issued.expiresAt,
+  })
+  return issued
+}
+
+/**
+ * The live request a wallet refers to by `state`: not expired, not answered yet, and its session still
+ * open. Anything else (a replay, a stale QR code, a completed session) finds nothing.
+ */
+export async function findOpenRequest(deps: RequestDeps, state: string): Promise<CredentialRequest | undefined> {
+  if (!state || state.length > 64) return undefined
+  const now = deps.clock.now()
+  const [row] = await deps.db
+    .select({ request: credentialRequests, ageRequired: verificationSessions.ageRequired, clientId: verificationSessions.clientId })
+    .from(credentialRequests)
+    .innerJoin(verificationSessions, eq(verificationSessions.idHash, credentialRequests.sessionIdHash))
+    .where(
+      and(
+        eq(credentialRequests.stateHash, sha256Hex(state)),
+        gt(credentialRequests.expiresAt, now),
+        isNull(credentialRequests.answeredAt),
+        isNull(verificationSessions.completedAt),
+        gt(verificationSessions.expiresAt, now),
+      ),
+    )
+  return row && { ...row.request, ageRequired: row.ageRequired, clientId: row.clientId }
+}
+
+/**
+ * Records the wallet's answer, once: of two answers racing (a replay), only the first is kept. An
+ * approval keeps only the threshold proven; a refusal, why.
+ */
+export async function recordAnswer(
+  deps: RequestDeps,
+  request: CredentialRequest,
+  answer: { outcome: 'approved'; ageOver: number } | { outcome: 'refused'; failure: PresentationFailure | 'declined' },
+): Promise<boolean> {
+  const recorded = await deps.db
+    .update(credentialRequests)
+    .set({
+      answeredAt: deps.clock.now(),
+      outcome: answer.outcome,
+      ageOver: answer.outcome === 'approved' ? answer.ageOver : null,
+      failure: answer.outcome === 'refused' ? answer.failure : null,
+    })
+    .where(and(eq(credentialRequests.idHash, request.idHash), isNull(credentialRequests.answeredAt)))
+    .returning({ idHash: credentialRequests.idHash })
+  return recorded.length === 1
+}
+
+export type RequestStatus = { status: 'pending' | 'expired' } | { status: 'answered'; outcome: 'approved' | 'refused'; failure: string | null }
+
+/** How a request of this session stands, for the page's script (the browser holds the request id). */
+export async function requestStatus(deps: RequestDeps, session: VerificationSession, id: string): Promise<RequestStatus | undefined> {
+  const row = await findForSession(deps, session, id)
+  if (!row) return undefined
+  if (row.answeredAt && row.outcome) return { status: 'answered', outcome: row.outcome, failure: row.failure }
+  return { status: row.expiresAt > deps.clock.now() ? 'pending' : 'expired' }
+}
+
+/**
+ * Takes the answer of a request for this session's completion, once: two tabs posting the same request
+ * id cannot complete twice. Undefined when it is not this session's, not answered, or already used.
+ */
+export async function takeAnswer(deps: RequestDeps, session: VerificationSession, id: string): Promise<CredentialRequest | undefined> {
+  if (!id || id.length > 64) return undefined
+  const [row] = await deps.db
+    .update(credentialRequests)
+    .set({ usedAt: deps.clock.now() })
+    .where(
+      and(
+        eq(credentialRequests.idHash, sha256Hex(id)),
+        eq(credentialRequests.sessionIdHash, session.idHash),
+        isNotNull(credentialRequests.answeredAt),
+        isNull(credentialRequests.usedAt),
+      ),
+    )
+    .returning()
+  return row && { ...row, ageRequired: session.ageRequired, clientId: session.clientId }
+}
+
+async function findForSession(deps: RequestDeps, session: VerificationSession, id: string) {
+  if (!id || id.length > 64) return undefined
+  const [row] = await deps.db
+    .select()
+    .from(credentialRequests)
+    .where(and(eq(credentialRequests.idHash, sha256Hex(id)), eq(credentialRequests.sessionIdHash, session.idHash)))
+  return row
+}
+
+/** The open request of this session with this id, for an answer the page's script brings (same device). */
+export async function findSessionRequest(deps: RequestDeps, session: VerificationSession, id: string): Promise<CredentialRequest | undefined> {
+  const row = await findForSession(deps, session, id)
+  if (!row || row.answeredAt || row.expiresAt <= deps.clock.now()) return undefined
+  return { ...row, ageRequired: session.ageRequired, clientId: session.clientId }
+}

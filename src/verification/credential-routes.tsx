@@ -1,0 +1,141 @@
+import { Elysia, t } from 'elysia'
+import { renderSVG } from 'uqr'
+import { digitalCredentialsRequest, signRequestObject, verifyAgeAnswer, walletLink, type AnswerCheck } from '../credentials/openid4vp.ts'
+import type { PresentationResult } from '../credentials/presentation.ts'
+import type { AppDeps } from '../deps.ts'
+import { OAuthError } from '../errors.ts'
+import { readStrictBody } from '../lib/strict-request.ts'
+import { createCredentialRequest, findOpenRequest, findSessionRequest, recordAnswer, requestStatus, type CredentialRequest } from './credential-requests.ts'
+import { FormBody, LangQuery, readForm } from './page-context.tsx'
+import type { PageContext } from './page-context.tsx'
+import { MAX_FAILED_ATTEMPTS } from './sessions.ts'
+
+/** A presentation with its certificate chain is a few kilobytes; a wallet's post is bounded well above. */
+const MAX_ANSWER_BYTES = 64 * 1024
+
+const readAnswer = ({ request }: { request: Request }) => readStrictBody(request, ['form'], MAX_ANSWER_BYTES)
+
+const WalletAnswer = t.Object({
+  state: t.String({ minLength: 1, maxLength: 64 }),
+  vp_token: t.Optional(t.String({ maxLength: MAX_ANSWER_BYTES })),
+  error: t.Optional(t.String({ maxLength: 256 })),
+  error_description: t.Optional(t.String({ maxLength: 1024 })),
+})
+
+const PageAnswer = t.Object({ csrf: t.String({ maxLength: 128 }), request: t.String({ maxLength: 64 }), response: t.String({ maxLength: MAX_ANSWER_BYTES }) })
+
+/**
+ * The digital credential method's routes. For wallets (no cookie, found by `state`): the signed request
+ * object behind the QR code, and the response endpoint (OpenID4VP `direct_post`). For the page's script
+ * (this browser's session, its CSRF token): opening a request, asking how it stands, and handing over a
+ * Digital Credentials API answer. Every answer is verified where it arrives, recorded once, and redeemed
+ * by the method's form post, which completes the session in the visitor's own browser.
+ */
+export function credentialRoutes(deps: AppDeps, { openPage, openForm, offeredMethods }: PageContext) {
+  const credentials = deps.credentials
+  if (!credentials) return new Elysia({ name: 'credential-routes' })
+  const appOrigin = new URL(deps.config.appUrl).origin
+  // Under /api, so that a wallet gets JSON errors; on the API's address, as the rest of what machines call.
+  const responseUri = `${deps.config.publicUrl}/api/oid4vp/responses`
+  const requestUri = (state: string) => `${deps.config.publicUrl}/api/oid4vp/requests/${state}`
+
+  async function verify(request: CredentialRequest, vpToken: unknown, binding: AnswerCheck['binding']): Promise<PresentationResult> {
+    const answer = { trustList: credentials!.trustList, nonce: request.nonce, threshold: request.ageRequired, now: deps.clock.now(), binding }
+    return verifyAgeAnswer(vpToken, answer)
+  }
+
+  async function record(request: CredentialRequest, result: PresentationResult | { valid: false; failure: 'declined' }) {
+    const outcome = result.valid ? ({ outcome: 'approved', ageOver: result.ageOver } as const) : ({ outcome: 'refused', failure: result.failure } as const)
+    deps.metrics.verifications.inc({ method: 'credential', outcome: result.valid ? 'answered' : 'refused' })
+    if (!(await recordAnswer(deps, request, outcome))) throw new OAuthError('invalid_request', 'This request was already answered')
+  }
+
+  return new Elysia({ name: 'credential-routes' })
+    .get(
+      '/api/oid4vp/requests/:state',
+      async ({ params, set }) => {
+        const request = await findOpenRequest(deps, params.state)
+        if (!request) throw new OAuthError('not_found', 'No open request: it expired, was answered, or never existed')
+        set.headers['content-type'] = 'application/oauth-authz-req+jwt'
+        set.headers['cache-control'] = 'no-store'
+        return signRequestObject(credentials.verifier, { nonce: request.nonce, state: params.state, responseUri, threshold: request.ageRequired }, deps.clock.now())
+      },
+      { detail: { hide: true } },
+    )
+    .post(
+      '/api/oid4vp/responses',
+      async ({ body, set }) => {
+        const request = await findOpenRequest(deps, body.state)
+        if (!request) throw new OAuthError('invalid_request', 'No open request for this state: it expired, was answered, or never existed')
+        set.headers['cache-control'] = 'no-store'
+        if (body.error !== undefined) {
+          await record(request, { valid: false, failure: 'declined' })
+          return {}
+        }
+        let vpToken: unknown
+        try {
+          vpToken = JSON.parse(body.vp_token ?? '')
+        } catch {
+          vpToken = undefined
+        }
+        const result = await verify(request, vpToken, { clientId: credentials.verifier.clientId, responseUri })
+        await record(request, result)
+        if (!result.valid) throw new OAuthError('invalid_request', `The presentation was not accepted: ${result.failure}`)
+        return {}
+      },
+      { parse: [readAnswer, 'urlencoded'], body: WalletAnswer, detail: { hide: true } },
+    )
+    .post(
+      '/s/:id/methods/credential/start',
+      async ({ params, query, body, request, cookie, set }) => {
+        const page = await openForm(params.id, cookie, request, query.lang, body.csrf)
+        if (!offeredMethods(page).some((m) => m.id === 'credential') || page.session.failedAttempts >= MAX_FAILED_ATTEMPTS) {
+          throw new OAuthError('not_found', 'No digital credential request for this session')
+        }
+        const issued = await createCredentialRequest(deps, page.session)
+        if (!issued) throw new OAuthError('forbidden', 'Too many wallet requests in this session; start again from the site')
+        const link = walletLink(credentials.verifier, requestUri(issued.state))
+        set.headers['cache-control'] = 'no-store'
+        return {
+          request: issued.id,
+          wallet_url: link,
+          qr_svg: renderSVG(link, { ecc: 'M', border: 2 }).replace('<svg ', '<svg role="img" aria-label="QR code" '),
+          dc_api: digitalCredentialsRequest(issued.nonce, page.session.ageRequired),
+          expires_in: Math.round((issued.expiresAt.getTime() - deps.clock.now().getTime()) / 1000),
+        }
+      },
+      { parse: [readForm, 'urlencoded'], body: FormBody, query: LangQuery, detail: { hide: true } },
+    )
+    .get(
+      '/s/:id/methods/credential/status',
+      async ({ params, query, request, cookie, set }) => {
+        const page = await openPage(params.id, cookie, request, query.lang)
+        const status = await requestStatus(deps, page.session, query.request)
+        if (!status) throw new OAuthError('not_found', 'No such request in this session')
+        set.headers['cache-control'] = 'no-store'
+        return { status: status.status }
+      },
+      { query: t.Object({ request: t.String({ maxLength: 64 }), lang: t.Optional(t.String({ maxLength: 8 })) }), detail: { hide: true } },
+    )
+    .post(
+      '/s/:id/methods/credential/dc-response',
+      async ({ params, query, body, request, cookie, set }) => {
+        const page = await openForm(params.id, cookie, request, query.lang, body.csrf)
+        const open = await findSessionRequest(deps, page.session, body.request)
+        if (!open) throw new OAuthError('invalid_request', 'No open request with this id in this session')
+        let data: unknown
+        try {
+          data = JSON.parse(body.response)
+        } catch {
+          data = undefined
+        }
+        // The API's answer: { protocol, data: { vp_token } } (OpenID4VP 1.0 Appendix A.2), or just its data.
+        const inner = (data as { data?: unknown } | undefined)?.data ?? data
+        const vpToken = (inner as { vp_token?: unknown } | undefined)?.vp_token
+        await record(open, await verify(open, vpToken, { origin: appOrigin }))
+        set.headers['cache-control'] = 'no-store'
+        return { status: 'answered' }
+      },
+      { parse: [readAnswer, 'urlencoded'], body: PageAnswer, query: LangQuery, detail: { hide: true } },
+    )
+}

@@ -1,0 +1,76 @@
+import { Type } from '@sinclair/typebox'
+import type { CredentialFailure, Messages } from '../../pages/i18n.ts'
+import { takeAnswer } from '../credential-requests.ts'
+import type { AppDeps } from '../../deps.ts'
+import type { VerificationMethod } from './method.ts'
+
+/**
+ * A digital age credential (method class `age_only`): an ID wallet shares one signed statement, "at least
+ * N years old", over OpenID4VP, by QR code from another device or through the browser's Digital
+ * Credentials API on this one. The wallet's answer is verified where it arrives (credential-routes.tsx);
+ * this form only redeems that answer for the session, once.
+ */
+export function createCredentialMethod(deps: Pick<AppDeps, 'db' | 'clock'>): VerificationMethod {
+  return {
+    id: 'credential',
+    body: 'form',
+    availableFor: () => true,
+    evidence: Type.Object({ request: Type.String({ minLength: 1, maxLength: 64 }) }),
+    render: ({ t, action, csrfToken, ageRequired }) => {
+      const messages = {
+        scan: t.credential.scan,
+        openWallet: t.credential.openWallet,
+        waiting: t.credential.waiting,
+        checking: t.credential.checking,
+        expired: t.credential.expired,
+      }
+      return (
+        <form method="post" action={action} class="method credential" data-credential-form data-messages={JSON.stringify(messages)}>
+          <h3 safe>{t.credential.title}</h3>
+          <p safe>{t.credential.intro(ageRequired)}</p>
+          <p class="small" safe>
+            {t.credential.privacy}
+          </p>
+          <input type="hidden" name="csrf" value={csrfToken} />
+          <input type="hidden" name="request" value="" data-request />
+          <div class="wallet" data-wallet hidden>
+            <div class="qr" data-qr></div>
+            <p>
+              <a data-wallet-link href="#" safe>
+                {t.credential.openWallet}
+              </a>
+            </p>
+          </div>
+          <p class="status" role="status" aria-live="polite" data-status></p>
+          <div class="alert" role="alert" data-outcome hidden>
+            <p data-message></p>
+            <p>
+              <a data-back href="#"></a>
+            </p>
+          </div>
+          <noscript>
+            <p safe>{t.credential.needsScript}</p>
+          </noscript>
+          <button type="button" data-start hidden safe>
+            {t.credential.start}
+          </button>
+          <button type="button" data-dc-api hidden safe>
+            {t.credential.useBrowserWallet}
+          </button>
+          <script src="/assets/credential.js" defer></script>
+        </form>
+      )
+    },
+    async check({ fields, session }) {
+      const answer = await takeAnswer(deps, session, fields.request!)
+      if (!answer) return { approved: false, reason: (t) => t.credential.noAnswer, countsAsAttempt: false }
+      if (answer.outcome === 'approved' && answer.ageOver !== null && answer.ageOver >= session.ageRequired) {
+        return { approved: true, methodClass: 'age_only', provenAge: session.ageRequired }
+      }
+      const failure = (answer.failure ?? 'malformed') as CredentialFailure
+      // Declining in the wallet is a choice, not a failed check.
+      const reason = (t: Messages) => (t.credential.failures[failure] ?? t.credential.failures.malformed)(session.ageRequired)
+      return { approved: false, reason, countsAsAttempt: failure !== 'declined' }
+    },
+  }
+}

@@ -1,0 +1,236 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { sql } from 'drizzle-orm'
+import { decodeJwt, decodeProtectedHeader } from 'jose'
+import { createDevIssuer, issueDevCredential, type DevCredentialFormat, type DevIssuer } from '../../src/credentials/dev-issuer.ts'
+import { answerRequest, createDevWallet, fetchRequest, presentToVerifier, type DevWallet } from '../../src/credentials/dev-wallet.ts'
+import { createTestContext, json, PUBLIC_URL, queryRows, REDIRECT_URI, type TestContext } from '../helpers.ts'
+import { callback, readPage, testBrowser } from './browser.ts'
+
+/**
+ * The digital credential method over HTTP: the page opens a wallet request, the test wallet (speaking
+ * OpenID4VP to the public endpoints, as a phone would) answers it, and the page redeems the answer.
+ */
+const NOW = new Date('2026-11-22T12:00:00.000Z')
+let ctx: TestContext
+let issuer: DevIssuer
+let shop: Awaited<ReturnType<TestContext['createClient']>>
+const wallets: Partial<Record<string, DevWallet>> = {}
+
+/** The wallet's HTTP goes to the app in-process; `sent` keeps what it posted, for replays. */
+const sent: { url: string; body: string }[] = []
+const fetcher = (async (input: string | URL | Request, init?: RequestInit) => {
+  const request = new Request(input, init)
+  if (request.method === 'POST') sent.push({ url: request.url, body: await request.clone().text() })
+  return ctx.handle(request)
+}) as typeof fetch
+
+async function walletWith(format: DevCredentialFormat, age: number): Promise<DevWallet> {
+  const key = `${format}:${age}`
+  if (!wallets[key]) {
+    const wallet = await createDevWallet()
+    wallet.credentials.push(await issueDevCredential(issuer, { format, age, holderPublicKey: wallet.holder.publicKey, now: NOW }))
+    wallets[key] = wallet
+  }
+  return wallets[key]!
+}
+
+beforeAll(async () => {
+  issuer = await createDevIssuer(NOW)
+  const dir = mkdtempSync(join(tmpdir(), 'ofage-trust-'))
+  writeFileSync(join(dir, 'trust-list.pem'), issuer.rootCertificate)
+  ctx = await createTestContext({ env: { CREDENTIAL_TRUST_LIST: join(dir, 'trust-list.pem') } })
+  shop = await ctx.createClient({ name: 'Wine shop' })
+})
+afterAll(() => ctx.close())
+
+/** Opens the page for the shop and starts a wallet request, as the page's script does. */
+async function startRequest(query: Record<string, string> = {}) {
+  const browser = testBrowser(ctx)
+  const { response, page } = await browser.open({ client_id: shop.id, state: 'st', ...query })
+  expect(response.status).toBe(200)
+  const action = page.action('/methods/credential')
+  const started = await browser.post(`${action.split('?')[0]}/start`, { csrf: page.csrf! })
+  expect(started.status).toBe(200)
+  const request = (await json(started)) as { request: string; wallet_url: string; qr_svg: string; dc_api: { protocol: string; data: any }; expires_in: number }
+  const status = async () => (await json(await browser.request(`${action.split('?')[0]}/status?request=${request.request}`))).status as string
+  const redeem = (id = request.request) => browser.post(action, { csrf: page.csrf!, request: id }, { accept: 'text/html' })
+  return { browser, page, action, request, status, redeem }
+}
+
+async function exchange(code: string) {
+  return json(await ctx.exchange(shop.authorization, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, state: 'st' }))
+}
+
+describe('a visitor with no camera proves their age with a digital credential', () => {
+  for (const format of ['sd-jwt', 'av', 'mdl'] as const) {
+    test(`cross-device (${format}): QR code, the wallet answers the response endpoint, the page redeems it for a code`, async () => {
+      const flow = await startRequest()
+      expect(flow.request.qr_svg).toStartWith('<svg role="img"')
+      expect(flow.request.wallet_url).toStartWith('openid4vp://?client_id=x509_hash%3A')
+      expect(await flow.status()).toBe('pending')
+      const answer = await presentToVerifier(await walletWith(format, 30), flow.request.wallet_url, { now: NOW, fetcher })
+      expect(answer).toEqual({ status: 200, body: {} })
+      expect(await flow.status()).toBe('answered')
+      const back = callback(await flow.redeem())
+      expect(back?.url.origin + back!.url.pathname).toBe(REDIRECT_URI)
+      const token = await exchange(back!.code)
+      const claims = decodeJwt(token.access_token)
+      expect(claims).toMatchObject({ age_verified: true, age_over: 18, verification_level: 'first_verification', reverification: false })
+      const [audit] = await queryRows<{ method: string; method_class: string }>(ctx.deps.db, sql`select method, method_class from audit_logs where transaction_id = ${token.transaction_id}`)
+      expect(audit).toEqual({ method: 'credential', method_class: 'age_only' })
+    })
+  }
+
+  test('the usage report counts a credential check as age_only', async () => {
+    const usage = await json(await ctx.request(`/api/oauth/usage?client_id=${shop.id}`, { headers: { authorization: shop.authorization } }))
+    expect(usage.usage.age_only_count).toBeGreaterThanOrEqual(3)
+    expect(usage.usage.biometric_count).toBe(0)
+  })
+
+  test('same device: an answer from the Digital Credentials API, bound to the page origin, completes the session', async () => {
+    const flow = await startRequest({ age_required: '21' })
+    expect(flow.request.dc_api.protocol).toBe('openid4vp-v1-unsigned')
+    expect(flow.request.dc_api.data.response_mode).toBe('dc_api')
+    const vpToken = await answerRequest(await walletWith('sd-jwt', 30), flow.request.dc_api.data, { origin: new URL(PUBLIC_URL).origin }, NOW)
+    const base = flow.action.split('?')[0]
+    const posted = await flow.browser.post(`${base}/dc-response`, { csrf: flow.page.csrf!, request: flow.request.request, response: JSON.stringify({ protocol: 'openid4vp-v1-unsigned', data: { vp_token: vpToken } }) })
+    expect(await json(posted)).toEqual({ status: 'answered' })
+    const token = await exchange(callback(await flow.redeem())!.code)
+    expect(decodeJwt(token.access_token).age_over).toBe(21)
+  })
+
+  test('a Digital Credentials API answer made for another origin is refused', async () => {
+    const flow = await startRequest()
+    const vpToken = await answerRequest(await walletWith('av', 30), flow.request.dc_api.data, { origin: 'https://rival.example' }, NOW)
+    const base = flow.action.split('?')[0]
+    await flow.browser.post(`${base}/dc-response`, { csrf: flow.page.csrf!, request: flow.request.request, response: JSON.stringify({ data: { vp_token: vpToken } }) })
+    const refused = await flow.redeem()
+    expect(refused.status).toBe(200)
+    expect(await refused.text()).toContain('could not prove it holds')
+  })
+})
+
+describe('the request a wallet fetches', () => {
+  test('is signed by the key of its x509_hash client id and asks for the age statement only', async () => {
+    const flow = await startRequest({ age_required: '21' })
+    const request = await fetchRequest(flow.request.wallet_url, fetcher, NOW)
+    expect(request.response_mode).toBe('direct_post')
+    const requestUri = new URL(flow.request.wallet_url).searchParams.get('request_uri')!
+    const jwt = await (await ctx.handle(new Request(requestUri))).text()
+    expect(decodeProtectedHeader(jwt)).toMatchObject({ alg: 'ES256', typ: 'oauth-authz-req+jwt' })
+    const claims = request.dcql_query.credentials.flatMap((query) => query.claims!.map((claim) => claim.path.join('.')))
+    expect(claims).toEqual(['age_equal_or_over.21', 'eu.europa.ec.av.1.age_over_21', 'org.iso.18013.5.1.age_over_21'])
+  })
+
+  test('an unknown or answered state finds no request (404, JSON)', async () => {
+    const response = await ctx.request('/api/oid4vp/requests/nosuchstate')
+    expect(response.status).toBe(404)
+    expect((await json(response)).error).toBe('not_found')
+  })
+})
+
+describe('answers that must not complete a session', () => {
+  test('a presentation replayed to the response endpoint is refused, and completes nothing twice', async () => {
+    const flow = await startRequest()
+    sent.length = 0
+    await presentToVerifier(await walletWith('sd-jwt', 30), flow.request.wallet_url, { now: NOW, fetcher })
+    const original = sent.at(-1)!
+    const replay = await ctx.handle(new Request(original.url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: original.body }))
+    expect(replay.status).toBe(400)
+    expect((await json(replay)).error).toBe('invalid_request')
+    expect(callback(await flow.redeem())).toBeDefined()
+    // The same answer redeemed again, or the session used again: nothing.
+    expect((await flow.redeem()).status).toBe(400)
+  })
+
+  test("another session's presentation, posted with this session's state, is refused (wrong nonce)", async () => {
+    const first = await startRequest()
+    sent.length = 0
+    await presentToVerifier(await walletWith('sd-jwt', 30), first.request.wallet_url, { now: NOW, fetcher })
+    const stolen = new URLSearchParams(sent.at(-1)!.body).get('vp_token')!
+    const second = await startRequest()
+    const state = (await fetchRequest(second.request.wallet_url, fetcher, NOW)).state
+    const response = await ctx.request('/api/oid4vp/responses', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ vp_token: stolen, state }).toString() })
+    expect(response.status).toBe(400)
+    expect((await json(response)).error_description).toContain('wrong_nonce')
+    const refused = await second.redeem()
+    expect(callback(refused)).toBeUndefined()
+    expect(await refused.text()).toContain('another request')
+  })
+
+  test("one browser cannot redeem another session's answered request", async () => {
+    const victim = await startRequest()
+    await presentToVerifier(await walletWith('sd-jwt', 30), victim.request.wallet_url, { now: NOW, fetcher })
+    const thief = await startRequest()
+    const taken = await thief.redeem(victim.request.request)
+    expect(callback(taken)).toBeUndefined()
+    expect(await taken.text()).toContain('has not answered yet')
+    expect(callback(await victim.redeem())).toBeDefined()
+  })
+
+  test('a request of a completed session takes no answer', async () => {
+    const flow = await startRequest()
+    const base = flow.action.split('?')[0]
+    const spare = (await json(await flow.browser.post(`${base}/start`, { csrf: flow.page.csrf! }))) as { wallet_url: string }
+    await presentToVerifier(await walletWith('sd-jwt', 30), flow.request.wallet_url, { now: NOW, fetcher })
+    expect(callback(await flow.redeem())).toBeDefined()
+    await expect(fetchRequest(spare.wallet_url, fetcher, NOW)).rejects.toThrow('HTTP 404')
+  })
+
+  test('a credential of a 16-year-old is refused at 18 and counts as a failed attempt; the wallet hears why', async () => {
+    const flow = await startRequest()
+    const answer = await presentToVerifier(await walletWith('sd-jwt', 16), flow.request.wallet_url, { now: NOW, fetcher })
+    expect(answer.status).toBe(400)
+    expect(String(answer.body.error_description)).toContain('under_threshold')
+    const refused = await flow.redeem()
+    const html = await refused.text()
+    expect(html).toContain('does not show that you are 18 or older')
+    expect(html).toContain('4 attempts left')
+  })
+
+  test('a credential from an issuer outside the trust list is refused', async () => {
+    const rogue = await createDevIssuer(NOW)
+    const wallet = await createDevWallet()
+    wallet.credentials.push(await issueDevCredential(rogue, { format: 'sd-jwt', age: 40, holderPublicKey: wallet.holder.publicKey, now: NOW }))
+    const flow = await startRequest()
+    const answer = await presentToVerifier(wallet, flow.request.wallet_url, { now: NOW, fetcher })
+    expect(String(answer.body.error_description)).toContain('untrusted_issuer')
+    expect(await (await flow.redeem()).text()).toContain('does not accept')
+  })
+
+  test('declining in the wallet is said plainly and costs no attempt', async () => {
+    const flow = await startRequest()
+    expect((await presentToVerifier(await walletWith('sd-jwt', 30), flow.request.wallet_url, { now: NOW, fetcher, decline: true })).status).toBe(200)
+    const html = await (await flow.redeem()).text()
+    expect(html).toContain('You declined in your wallet')
+    expect(html).not.toContain('attempts left')
+  })
+
+  test('garbage at the response endpoint is a 400 JSON error, never a 500', async () => {
+    const flow = await startRequest()
+    const state = (await fetchRequest(flow.request.wallet_url, fetcher, NOW)).state
+    for (const body of [`vp_token=%7B&state=${state}`, 'state=', 'vp_token=x', `vp_token=${'a'.repeat(70_000)}&state=${state}`]) {
+      const response = await ctx.request('/api/oid4vp/responses', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body })
+      expect(response.status).toBe(400)
+      expect((await json(response)).error).toBe('invalid_request')
+    }
+  })
+})
+
+describe('what is kept', () => {
+  test('an answered request keeps its outcome and threshold, never the presentation', async () => {
+    const flow = await startRequest()
+    sent.length = 0
+    await presentToVerifier(await walletWith('sd-jwt', 30), flow.request.wallet_url, { now: NOW, fetcher })
+    const presented = new URLSearchParams(sent.at(-1)!.body).get('vp_token')!
+    const rows = await queryRows<Record<string, unknown>>(ctx.deps.db, sql`select * from credential_requests where outcome = 'approved'`)
+    const stored = JSON.stringify(rows)
+    const disclosure = (JSON.parse(presented).pid_sd_jwt[0] as string).split('~')[1]!
+    expect(stored).not.toContain(disclosure)
+    expect(stored).not.toContain(flow.request.request)
+    expect(rows.every((row) => row.age_over === 18 || row.age_over === 21)).toBe(true)
+  })
+})
