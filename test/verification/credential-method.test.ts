@@ -7,7 +7,7 @@ import { decodeJwt, decodeProtectedHeader } from 'jose'
 import { createDevIssuer, issueDevCredential, type DevCredentialFormat, type DevIssuer } from '../../src/credentials/dev-issuer.ts'
 import { answerRequest, createDevWallet, fetchRequest, presentToVerifier, type DevWallet } from '../../src/credentials/dev-wallet.ts'
 import { createTestContext, json, PUBLIC_URL, queryRows, REDIRECT_URI, type TestContext } from '../helpers.ts'
-import { callback, readPage, testBrowser } from './browser.ts'
+import { callback, testBrowser } from './browser.ts'
 
 /**
  * The digital credential method over HTTP: the page opens a wallet request, the test wallet (speaking

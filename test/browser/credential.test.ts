@@ -1,0 +1,93 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Browser } from 'playwright-core'
+import { createDevIssuer, issueDevCredential } from '../../src/credentials/dev-issuer.ts'
+import { createDevWallet, presentToVerifier, type DevWallet } from '../../src/credentials/dev-wallet.ts'
+import { createClient } from '../../src/oauth/clients.ts'
+import { basic } from '../helpers.ts'
+import { hasChromium, launchChromium, startTestServer, type RunningServer } from './chromium.ts'
+
+/**
+ * A visitor without a camera at a production client, in headless Chromium against a real server: the
+ * page shows a QR code, the test wallet (standing in for a phone that scanned it) answers over HTTP, and
+ * the page, which never reloads by hand, notices and returns to the site with a code.
+ */
+const SHOP_CALLBACK = 'https://shop.example/callback'
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
+
+let running: RunningServer
+let browser: Browser
+let shop: { id: string; secret: string }
+let wallet: DevWallet
+
+beforeAll(async () => {
+  if (!hasChromium) return
+  const issuer = await createDevIssuer(new Date())
+  const dir = mkdtempSync(join(tmpdir(), 'ofage-trust-'))
+  writeFileSync(join(dir, 'trust-list.pem'), issuer.rootCertificate)
+  running = await startTestServer({ CREDENTIAL_TRUST_LIST: join(dir, 'trust-list.pem') })
+  const created = await createClient(running.services.deps, { name: 'Wine Shop', redirectUris: [SHOP_CALLBACK] })
+  shop = { id: created.client.id, secret: created.secret }
+  wallet = await createDevWallet()
+  wallet.credentials.push(await issueDevCredential(issuer, { format: 'av', age: 34, holderPublicKey: wallet.holder.publicKey, now: new Date() }))
+  browser = await launchChromium()
+}, 60_000)
+
+afterAll(async () => {
+  if (!hasChromium) return
+  await browser?.close()
+  await running?.stop()
+})
+
+describe.skipIf(!hasChromium)('digital credential in headless Chromium', () => {
+  test('cross-device: QR code, the wallet posts its answer, the page completes by itself; the token is validated and counted', async () => {
+    const page = await (await browser.newContext()).newPage()
+    const blocked: string[] = []
+    page.on('console', (message) => {
+      if (message.type() === 'error') blocked.push(message.text())
+    })
+    await page.route(`${SHOP_CALLBACK}**`, (route) => route.fulfill({ contentType: 'text/html', body: '<!doctype html><title>Shop</title><h1>Back at the shop</h1>' }))
+    const query = new URLSearchParams({ client_id: shop.id, redirect_uri: SHOP_CALLBACK, state: 'cred-1' })
+    await page.goto(`${running.baseUrl}/?${query}`)
+    expect(await page.textContent('body')).toContain('Use a digital ID')
+
+    await page.getByRole('button', { name: 'Use my ID wallet' }).click()
+    await page.getByRole('img', { name: 'QR code' }).waitFor()
+    expect(await axeViolations(page)).toEqual([])
+    const walletUrl = await page.getByRole('link', { name: 'Open the wallet on this device' }).getAttribute('href')
+    expect(walletUrl).toStartWith('openid4vp://')
+
+    // The phone: fetches the signed request, discloses age_over_18 from its mdoc, posts to our endpoint.
+    const answer = await presentToVerifier(wallet, walletUrl!)
+    expect(answer.status).toBe(200)
+
+    await page.waitForURL(`${SHOP_CALLBACK}**`, { timeout: 15_000 })
+    const back = new URL(page.url())
+    expect(back.searchParams.get('state')).toBe('cred-1')
+    const exchanged = await fetch(`${running.baseUrl}/api/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: basic(shop.id, shop.secret) },
+      body: JSON.stringify({ grant_type: 'authorization_code', code: back.searchParams.get('code'), redirect_uri: SHOP_CALLBACK, state: 'cred-1' }),
+    })
+    expect(exchanged.status).toBe(200)
+    const { access_token } = (await exchanged.json()) as { access_token: string }
+    const validated = (await (await fetch(`${running.baseUrl}/api/verify/token/${access_token}`)).json()) as Record<string, unknown>
+    expect(validated).toMatchObject({ valid: true, age_verified: true, age_over: 18, verification_level: 'first_verification' })
+    const usage = (await (await fetch(`${running.baseUrl}/api/oauth/usage?client_id=${shop.id}`, { headers: { authorization: basic(shop.id, shop.secret) } })).json()) as {
+      usage: Record<string, number>
+    }
+    expect(usage.usage).toMatchObject({ total_verifications: 1, age_only_count: 1, biometric_count: 0 })
+    expect(blocked.filter((line) => line.includes('Content Security Policy'))).toEqual([])
+  }, 30_000)
+})
+
+async function axeViolations(page: import('playwright-core').Page) {
+  await page.evaluate(axeSource)
+  return page.evaluate(async () => {
+    const result = await (window as unknown as { axe: { run(): Promise<{ violations: { id: string; nodes: unknown[] }[] }> } }).axe.run()
+    return result.violations.map((v) => `${v.id} (${v.nodes.length})`)
+  })
+}
