@@ -215,3 +215,36 @@ describe('the embedded store has one opener', () => {
     })
   })
 })
+
+describe('ofage dev: the test issuer and wallet', () => {
+  test('issuer init, issue into a wallet, and present to a running server: the page is answered', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ofage-dev-'))
+    expect((await cli('dev', 'issuer', 'init', '--dir', dir)).out).toContain(`CREDENTIAL_TRUST_LIST=${join(dir, 'trust-list.pem')}`)
+    const wallet = join(dir, 'wallet.json')
+    expect((await cli('dev', 'issuer', 'issue', '--dir', dir, '--age', '30', '--wallet', wallet, '--format', 'mdl')).status).toBe(0)
+    expect((await cli('dev', 'issuer', 'issue', '--dir', dir, '--age', 'old', '--wallet', wallet)).status).toBe(2)
+    const { startTestServer } = await import('./browser/chromium.ts')
+    const running = await startTestServer({ CREDENTIAL_TRUST_LIST: join(dir, 'trust-list.pem') })
+    try {
+      const { createClient } = await import('../src/oauth/clients.ts')
+      const { testBrowser } = await import('./verification/browser.ts')
+      const { client } = await createClient(running.services.deps, { name: 'Shop', redirectUris: [REDIRECT_URI] })
+      const browser = testBrowser({ baseUrl: running.baseUrl })
+      const { page } = await browser.open({ client_id: client.id })
+      const started = await json(await browser.post(`${page.action('/methods/credential').split('?')[0]}/start`, { csrf: page.csrf! }))
+      const presented = await cli('dev', 'wallet', 'present', '--wallet', wallet, started.wallet_url)
+      expect(presented).toMatchObject({ status: 0, out: '200 {}' })
+      // The same link again: the request was answered, so the wallet is turned away.
+      expect(cli('dev', 'wallet', 'present', '--wallet', wallet, started.wallet_url)).rejects.toThrow('HTTP 404')
+    } finally {
+      await running.stop()
+    }
+  }, 30_000)
+
+  test('is refused in production (NODE_ENV=production)', async () => {
+    const err: string[] = []
+    const status = await runCli(['dev', 'issuer', 'init', '--dir', tmpdir()], { ...config, production: true }, { out: () => {}, err: (text) => err.push(text) })
+    expect(status).toBe(2)
+    expect(err.join('')).toContain('development and tests only')
+  })
+})

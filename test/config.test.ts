@@ -1,4 +1,7 @@
 import { describe, expect, test } from 'bun:test'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { ConfigError, loadConfig } from '../src/config.ts'
 
 function configError(env: Record<string, string>): ConfigError {
@@ -59,6 +62,20 @@ describe('loadConfig (DESIGN.md "Configuration")', () => {
     expect(loadConfig({ FACE_AGE_BUFFER: '5' }).face.buffer).toBe(5)
     expect(loadConfig({ FACE_AGE_BUFFER: '0' }).face.buffer).toBe(0)
     expect(loadConfig({}).face.buffer).toBeUndefined()
+  })
+
+  test('CREDENTIAL_TRUST_LIST turns the digital credential method on; the test issuer is refused in production', async () => {
+    const { createDevIssuer } = await import('../src/credentials/dev-issuer.ts')
+    const dir = mkdtempSync(join(tmpdir(), 'ofage-config-'))
+    const file = join(dir, 'trust.pem')
+    writeFileSync(file, (await createDevIssuer(new Date())).rootCertificate)
+    expect(loadConfig({}).credentials).toBeUndefined()
+    expect(loadConfig({ CREDENTIAL_TRUST_LIST: file }).credentials?.trustList.roots).toHaveLength(1)
+    expect(configError({ CREDENTIAL_TRUST_LIST: file, NODE_ENV: 'production' }).message).toContain('test issuer')
+    expect(configError({ CREDENTIAL_TRUST_LIST: join(dir, 'missing.pem') }).variable).toBe('CREDENTIAL_TRUST_LIST')
+    writeFileSync(join(dir, 'empty.pem'), 'nothing here')
+    expect(configError({ CREDENTIAL_TRUST_LIST: join(dir, 'empty.pem') }).variable).toBe('CREDENTIAL_TRUST_LIST')
+    expect(configError({ CREDENTIAL_TRUST_LIST: file, CREDENTIAL_VERIFIER_KEY_FILE: file }).variable).toBe('CREDENTIAL_VERIFIER_KEY_FILE')
   })
 
   test.each([

@@ -1,7 +1,8 @@
 /**
  * @auth0/mdl, loaded only once CBOR_NATIVE_ACCELERATION_DISABLED is set. cbor-x (under @auth0/mdl and
  * cose-kit) reads that variable once, when it is first loaded, and otherwise loads its native string
- * extractor, cbor-extract, with which mdoc verification under Bun is known to fail.
+ * extractor, cbor-extract, where installed: reported to break mdoc verification under Bun, and in any case
+ * not the decoder our tests run.
  *
  * A static `import '@auth0/mdl'` placed after an import of this file would not do: Bun evaluates CommonJS
  * packages before the body of any ES module that imports them, so cbor-x would be loaded before the line

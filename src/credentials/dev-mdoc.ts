@@ -10,6 +10,7 @@ const { DeviceResponse, Document, MDoc, parse } = mdl
  * itself: its mdocs verify only where the caller's root is in the trust list.
  */
 
+/** What the development issuer needs: its key and certificate, the wallet's key, and what to state. */
 export type DevMdocIssue = {
   /** The document signer's private key, EC P-256 (ES256). */
   signerKey: JWK
@@ -40,6 +41,7 @@ export async function issueDevMdoc(issue: DevMdocIssue): Promise<Uint8Array> {
   return new MDoc([document]).encode()
 }
 
+/** What the development wallet needs to answer one request. */
 export type DevMdocPresentation = {
   /** The wallet's private key, the pair of the issued `holderPublicKey`. */
   holderPrivateKey: JWK

@@ -4,6 +4,8 @@ import { mdl } from './cbor-env.ts'
 import type { PresentationFailure, PresentationResult } from './presentation.ts'
 import { checkCertificateChain, type TrustList } from './trust-list.ts'
 
+const { DataItem, parse, Verifier } = mdl
+
 /** The mdoc types that carry age statements, and the namespace each keeps them in. */
 export const AGE_DOC_TYPES = {
   /** The EU age verification blueprint's Proof of Age attestation. */
@@ -12,8 +14,10 @@ export const AGE_DOC_TYPES = {
   'org.iso.18013.5.1.mDL': 'org.iso.18013.5.1',
 } as const
 
+/** A doc type whose age statements we accept. */
 export type AgeDocType = keyof typeof AGE_DOC_TYPES
 
+/** What a presentation is checked against: our trust list, this request's transcript, the session's age. */
 export type MdocPresentationCheck = {
   trustList: TrustList
   /** The CBOR-encoded SessionTranscript of this request, from the functions below. */
@@ -41,8 +45,6 @@ function failureOf(check: Check): PresentationFailure {
   return 'invalid_signature'
 }
 
-const { DataItem, parse, Verifier } = mdl
-
 const fail = (failure: PresentationFailure): PresentationResult => ({ valid: false, failure })
 
 /**
@@ -50,9 +52,12 @@ const fail = (failure: PresentationFailure): PresentationResult => ({ valid: fal
  * age doc type; its issuer's signature (issuerAuth) by the document signer certificate in its x5chain, which
  * must chain to a root of the trust list; certificates and the MSO's validityInfo current at `now`; the
  * digests of the disclosed elements; the device's signature over our SessionTranscript; and the disclosed
- * `age_over_NN` statements. Only those are read; nothing of the credential is returned or kept.
+ * `age_over_NN` statements. Only those are read; nothing of the credential is returned or kept. A bad
+ * presentation is a failure, never an exception; only a SessionTranscript of ours that @auth0/mdl cannot
+ * embed unchanged throws (see `sessionTranscriptBytes`).
  */
 export async function verifyMdocAgePresentation(deviceResponse: Uint8Array, check: MdocPresentationCheck): Promise<PresentationResult> {
+  const encodedSessionTranscript = sessionTranscriptBytes(check.sessionTranscript)
   const read = readDocument(deviceResponse)
   if (!read) return fail('malformed')
   const { document, x5chain } = read
@@ -66,7 +71,7 @@ export async function verifyMdocAgePresentation(deviceResponse: Uint8Array, chec
   const failed: Check[] = []
   try {
     await new Verifier([]).verify(deviceResponse, {
-      encodedSessionTranscript: sessionTranscriptBytes(check.sessionTranscript),
+      encodedSessionTranscript,
       disableCertificateChainValidation: true,
       onCheck: (item) => {
         if (item.status === 'FAILED' && !CHECKS_DONE_HERE.has(item.id)) failed.push(item)

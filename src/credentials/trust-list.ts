@@ -67,6 +67,7 @@ function chainKey(list: TrustList, x5c: unknown, now: Date): JWK | undefined {
 /** Why a certificate chain earns no trust: it leads to no trusted root, or a certificate on it is not current. */
 export type ChainFailure = 'untrusted' | 'expired'
 
+/** A trusted chain's leaf certificate (whose key signs), or why the chain earns no trust. */
 export type ChainCheck = { trusted: true; leaf: X509Certificate } | { trusted: false; failure: ChainFailure }
 
 /**
@@ -102,7 +103,7 @@ export function checkCertificateChain(list: TrustList, der: Uint8Array[], now: D
 }
 
 /** The organisation named in the root of `ofage dev issuer`: a test PKI whose private keys sit in a file. */
-export const DEV_ISSUER_ORGANIZATION = 'ofage dev issuer, not for production'
+export const DEV_ISSUER_ORGANIZATION = 'ofage dev issuer - not for production'
 
 export function isDevIssuerRoot(root: X509Certificate): boolean {
   return root.subject.includes(DEV_ISSUER_ORGANIZATION)
