@@ -209,6 +209,20 @@ describe('answers that must not complete a session', () => {
     expect(html).not.toContain('attempts left')
   })
 
+  test('a session opens at most 20 wallet requests: a page reloading in a loop does not grow the table', async () => {
+    const flow = await startRequest()
+    const base = flow.action.split('?')[0]
+    for (let i = 1; i < 20; i++) expect((await flow.browser.post(`${base}/start`, { csrf: flow.page.csrf! })).status).toBe(200)
+    expect((await flow.browser.post(`${base}/start`, { csrf: flow.page.csrf! })).status).toBe(403)
+  })
+
+  test('without the CSRF token or from another browser, no request is opened', async () => {
+    const flow = await startRequest()
+    const base = flow.action.split('?')[0]
+    expect((await flow.browser.post(`${base}/start`, { csrf: 'wrong' })).status).toBe(403)
+    expect((await testBrowser(ctx).post(`${base}/start`, { csrf: flow.page.csrf! })).status).toBe(400)
+  })
+
   test('garbage at the response endpoint is a 400 JSON error, never a 500', async () => {
     const flow = await startRequest()
     const state = (await fetchRequest(flow.request.wallet_url, fetcher, NOW)).state

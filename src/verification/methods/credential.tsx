@@ -51,11 +51,11 @@ export function createCredentialMethod(deps: Pick<AppDeps, 'db' | 'clock'>): Ver
           <noscript>
             <p safe>{t.credential.needsScript}</p>
           </noscript>
-          <button type="button" data-start hidden safe>
-            {t.credential.start}
-          </button>
           <button type="button" data-dc-api hidden safe>
             {t.credential.useBrowserWallet}
+          </button>
+          <button type="button" data-start hidden safe>
+            {t.credential.start}
           </button>
           <script src="/assets/credential.js" defer></script>
         </form>
