@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -82,6 +82,18 @@ describe.skipIf(!hasChromium)('digital credential in headless Chromium', () => {
     expect(usage.usage).toMatchObject({ total_verifications: 1, age_only_count: 1, biometric_count: 0 })
     expect(blocked.filter((line) => line.includes('Content Security Policy'))).toEqual([])
   }, 30_000)
+
+  test.skipIf(!process.env.UPDATE_SCREENSHOTS)('screenshots for docs/ (UPDATE_SCREENSHOTS=1)', async () => {
+    mkdirSync('docs/screenshots', { recursive: true })
+    for (const [name, viewport] of [['desktop', { width: 1280, height: 860 }], ['phone', { width: 390, height: 844 }]] as const) {
+      const page = await browser.newPage({ viewport })
+      await page.goto(`${running.baseUrl}/?${new URLSearchParams({ client_id: shop.id, redirect_uri: SHOP_CALLBACK, state: 'shot' })}`)
+      await page.getByRole('button', { name: 'Use my ID wallet' }).click()
+      await page.getByRole('img', { name: 'QR code' }).waitFor()
+      await page.screenshot({ path: `docs/screenshots/credential-${name}.png`, fullPage: true })
+      await page.close()
+    }
+  }, 60_000)
 })
 
 async function axeViolations(page: import('playwright-core').Page) {
