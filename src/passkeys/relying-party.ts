@@ -12,6 +12,7 @@ export type RelyingParty = {
   name: string
 }
 
+/** The relying party of a deployment, from APP_URL (validated at start, so this cannot throw). */
 export function relyingPartyFor(appUrl: string): RelyingParty {
   const url = new URL(appUrl)
   return { id: url.hostname, origin: url.origin, name: url.hostname }

@@ -38,6 +38,7 @@ export async function insertPasskey(db: Database, passkey: NewPasskey): Promise<
   return inserted.length === 1
 }
 
+/** The saved passkey with this credential id (base64url, as the browser reports it), if any. */
 export async function findPasskey(db: Database, credentialId: string): Promise<Passkey | undefined> {
   if (!credentialId || credentialId.length > 1400) return undefined
   const [row] = await db.select().from(passkeys).where(eq(passkeys.credentialId, credentialId))
@@ -58,6 +59,7 @@ export async function advanceCounter(db: Database, passkey: Passkey, counter: nu
   return updated.length === 1
 }
 
+/** Deletes a passkey at its holder's request; true when there was one. */
 export async function deletePasskey(db: Database, credentialId: string): Promise<boolean> {
   const deleted = await db.delete(passkeys).where(eq(passkeys.credentialId, credentialId)).returning({ credentialId: passkeys.credentialId })
   return deleted.length === 1

@@ -85,6 +85,7 @@ export function passkeyRoutes(deps: AppDeps, { openForm, complete }: PageContext
   /** Tells the script which credential the browser may forget (WebAuthn signalUnknownCredential). */
   const unknownCredential = (credentialId: string) => ({ rp_id: rp.id, credential_id: credentialId })
 
+  /** No more attempts in this session: the page shows no way on, so neither does a passkey. */
   const locked = (page: Page): Answer | undefined =>
     page.session.failedAttempts >= MAX_FAILED_ATTEMPTS
       ? { status: 200, body: { outcome: 'refused', error: 'too_many_attempts', message: languages[page.lang].tooManyAttempts(page.client.name) } }
@@ -107,7 +108,8 @@ export function passkeyRoutes(deps: AppDeps, { openForm, complete }: PageContext
           const { page, body } = await openCeremony(context, OptionsBody)
           const sessionIdHash = page.session.idHash
           if (body.purpose !== 'register') {
-            if (body.purpose === 'verify' && locked(page)) return locked(page)!
+            const refused = body.purpose === 'verify' ? locked(page) : undefined
+            if (refused) return refused
             return { body: { options: await createAuthenticationOptions(deps, { sessionIdHash, rp, purpose: { kind: body.purpose } }) } }
           }
           const check = await provenCheck(page)
@@ -136,7 +138,8 @@ export function passkeyRoutes(deps: AppDeps, { openForm, complete }: PageContext
       (context) =>
         answerJson(context, async () => {
           const { page, body } = await openCeremony(context, AssertionBody)
-          if (locked(page)) return locked(page)!
+          const refused = locked(page)
+          if (refused) return refused
           const purpose = { kind: 'verify' } as const
           const result = await verifyPasskeyAssertion(deps, { sessionIdHash: page.session.idHash, rp, purpose, response: body.response })
           const failure = result.verified

@@ -32,11 +32,17 @@ async function freePort(): Promise<number> {
 
 export type RunningServer = { baseUrl: string; services: Services; stop(): Promise<void> }
 
-/** A real listening server, as `bun start` runs it, on a fresh database. */
-export async function startTestServer(env: Record<string, string> = {}, options: { estimator?: boolean; challengeTurns?: () => Turn[] } = {}): Promise<RunningServer> {
+/**
+ * A real listening server, as `bun start` runs it, on a fresh database. `hostname: 'localhost'` addresses it
+ * by name (it still listens on 127.0.0.1): WebAuthn needs an RP ID that is a domain, never an IP address.
+ */
+export async function startTestServer(
+  env: Record<string, string> = {},
+  options: { estimator?: boolean; challengeTurns?: () => Turn[]; hostname?: 'localhost' } = {},
+): Promise<RunningServer> {
   const database = await freshDatabaseUrl()
   const port = await freePort()
-  const baseUrl = `http://127.0.0.1:${port}`
+  const baseUrl = `http://${options.hostname ?? '127.0.0.1'}:${port}`
   const services = await startServices(testConfig({ DATABASE_URL: database.url, PUBLIC_URL: baseUrl, ISSUER_URL: baseUrl, ...env }), {
     log: silentLogger,
     estimator: options.estimator,

@@ -1,0 +1,157 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { decodeJwt } from 'jose'
+import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core'
+import { createClient } from '../../src/oauth/clients.ts'
+import { basic } from '../helpers.ts'
+import { hasChromium, launchChromium, startTestServer, type RunningServer } from './chromium.ts'
+
+/**
+ * Passkey re-verification end to end in headless Chromium, with its virtual authenticator (CDP WebAuthn
+ * domain) in place of a phone's. The page is served at http://localhost: WebAuthn needs a secure context
+ * and an RP ID that is a domain, and localhost is both.
+ */
+const SHOP_CALLBACK = 'https://shop.example/callback'
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
+
+let running: RunningServer
+let browser: Browser
+let baseUrl: string
+let shop: { id: string; secret: string }
+
+beforeAll(async () => {
+  if (!hasChromium) return
+  running = await startTestServer({}, { hostname: 'localhost' })
+  baseUrl = running.baseUrl
+  const created = await createClient(running.services.deps, { name: 'Shop Example', redirectUris: [SHOP_CALLBACK], sandbox: true })
+  shop = { id: created.client.id, secret: created.secret }
+  browser = await launchChromium()
+}, 60_000)
+
+afterAll(async () => {
+  if (!hasChromium) return
+  await browser?.close()
+  await running?.stop()
+})
+
+type VirtualCredential = { credentialId: string; isResidentCredential: boolean; rpId?: string; privateKey: string; userHandle?: string; signCount: number }
+
+/** A page with a platform authenticator that does user verification (a phone's fingerprint reader, say). */
+async function pageWithAuthenticator(context: BrowserContext): Promise<{ page: Page; cdp: CDPSession; authenticatorId: string }> {
+  const page = await context.newPage()
+  await page.route(`${SHOP_CALLBACK}**`, (route) => route.fulfill({ contentType: 'text/html', body: '<!doctype html><title>Shop</title><h1>Back at the shop</h1>' }))
+  const cdp = await context.newCDPSession(page)
+  await cdp.send('WebAuthn.enable', { enableUI: false })
+  const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+  })
+  return { page, cdp, authenticatorId }
+}
+
+/** Takes away the WebAuthn L3 JSON helpers, so the page's script uses its own base64url fallback. */
+async function withoutJsonHelpers(context: BrowserContext) {
+  await context.addInitScript(() => {
+    const pkc = window.PublicKeyCredential as unknown as Record<string, unknown> & { prototype: Record<string, unknown> }
+    delete pkc.parseCreationOptionsFromJSON
+    delete pkc.parseRequestOptionsFromJSON
+    delete pkc.prototype.toJSON
+  })
+}
+
+async function credentialsOf(cdp: CDPSession, authenticatorId: string): Promise<VirtualCredential[]> {
+  return ((await cdp.send('WebAuthn.getCredentials', { authenticatorId })) as { credentials: VirtualCredential[] }).credentials
+}
+
+function authorizeUrl(query: Record<string, string>): string {
+  return `${baseUrl}/?${new URLSearchParams({ client_id: shop.id, redirect_uri: SHOP_CALLBACK, ...query })}`
+}
+
+/** The back channel: the code from the callback the browser landed on, exchanged and validated. */
+async function exchangeAndValidate(page: Page, state: string) {
+  await page.waitForURL(`${SHOP_CALLBACK}**`)
+  const code = new URL(page.url()).searchParams.get('code')!
+  const response = await fetch(`${baseUrl}/api/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: basic(shop.id, shop.secret) },
+    body: JSON.stringify({ grant_type: 'authorization_code', code, redirect_uri: SHOP_CALLBACK, state }),
+  })
+  expect(response.status).toBe(200)
+  const { access_token } = (await response.json()) as { access_token: string }
+  const validation = await (await fetch(`${baseUrl}/api/verify/token/${access_token}`)).json()
+  return { validation, sub: decodeJwt(access_token).sub }
+}
+
+describe.skipIf(!hasChromium)('passkeys in headless Chromium', () => {
+  test('save a passkey after a check, then re-verify in a fresh browser holding a synced copy of it', async () => {
+    // The first device: a sandbox check, then back on the page, "Save a passkey".
+    const first = await browser.newContext()
+    await withoutJsonHelpers(first)
+    const one = await pageWithAuthenticator(first)
+    await one.page.goto(authorizeUrl({ state: 'pk-1', age_required: '18' }))
+    await one.page.getByLabel('Test age').fill('25')
+    await one.page.getByLabel('Test method').selectOption('age_only')
+    await one.page.getByRole('button', { name: 'Complete test verification' }).click()
+    const original = await exchangeAndValidate(one.page, 'pk-1')
+    expect(original.validation.verification_level).toBe('first_verification')
+
+    await one.page.goto(authorizeUrl({ state: 'pk-2', age_required: '18' }))
+    await one.page.getByRole('button', { name: 'Save a passkey for your other devices' }).click()
+    await one.page.getByText('Your passkey is saved.').waitFor()
+    const saved = await credentialsOf(one.cdp, one.authenticatorId)
+    expect(saved).toHaveLength(1)
+    const passkey = saved[0]!
+    expect(passkey).toMatchObject({ isResidentCredential: true, rpId: 'localhost' })
+    await first.close()
+
+    // Another device: no age pass, no cookie; the passkey arrives as a synced passkey does.
+    const second = await browser.newContext()
+    const two = await pageWithAuthenticator(second)
+    await two.cdp.send('WebAuthn.addCredential', { authenticatorId: two.authenticatorId, credential: passkey })
+    await two.page.goto(authorizeUrl({ state: 'pk-3', age_required: '21' }))
+    expect(await two.page.getByRole('button', { name: 'Continue as verified' }).count()).toBe(0)
+    await two.page.evaluate(axeSource)
+    const violations = await two.page.evaluate(async () => {
+      const result = await (window as unknown as { axe: { run(): Promise<{ violations: { id: string }[] }> } }).axe.run()
+      return result.violations.map((v) => v.id)
+    })
+    expect(violations).toEqual([])
+    await two.page.getByRole('button', { name: 'Use my passkey' }).click()
+    const again = await exchangeAndValidate(two.page, 'pk-3')
+    expect(again.validation).toMatchObject({ valid: true, age_over: 21, verification_level: 're_verification' })
+    expect(again.sub).toBe(original.sub)
+
+    const usage = await (await fetch(`${baseUrl}/api/oauth/usage`, { headers: { authorization: basic(shop.id, shop.secret) } })).json()
+    expect(usage.usage).toMatchObject({ total_verifications: 2, reverification_count: 1 })
+
+    // "Delete my saved passkey": the server forgets it, so it no longer re-verifies anywhere.
+    await two.page.goto(authorizeUrl({ state: 'pk-4', age_required: '18' }))
+    await two.page.getByRole('button', { name: 'Delete my saved passkey' }).click()
+    await two.page.getByText('Your passkey is deleted.').waitFor()
+    // The script also asks the browser to forget it (WebAuthn Signal API), where the browser has that.
+    if (await two.page.evaluate(() => 'signalUnknownCredential' in PublicKeyCredential)) {
+      for (let i = 0; i < 50 && (await credentialsOf(two.cdp, two.authenticatorId)).length > 0; i++) await Bun.sleep(50)
+      expect(await credentialsOf(two.cdp, two.authenticatorId)).toEqual([])
+    }
+    await second.close()
+
+    const third = await browser.newContext()
+    await withoutJsonHelpers(third)
+    const three = await pageWithAuthenticator(third)
+    await three.cdp.send('WebAuthn.addCredential', { authenticatorId: three.authenticatorId, credential: passkey })
+    await three.page.goto(authorizeUrl({ state: 'pk-5', age_required: '18' }))
+    await three.page.getByRole('button', { name: 'Use my passkey' }).click()
+    await three.page.getByText('This passkey is not saved with us').waitFor()
+    expect(three.page.url().startsWith(baseUrl)).toBe(true)
+    await third.close()
+  }, 60_000)
+
+  test('without WebAuthn the passkey panel stays hidden, and the page still works', async () => {
+    const context = await browser.newContext({ javaScriptEnabled: false })
+    const page = await context.newPage()
+    await page.goto(authorizeUrl({ state: 'no-js' }))
+    expect(await page.getByRole('button', { name: 'Use my passkey' }).isVisible()).toBe(false)
+    expect(await page.getByRole('button', { name: 'Complete test verification' }).isVisible()).toBe(true)
+    await context.close()
+  }, 30_000)
+})
