@@ -3,12 +3,14 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Browser } from 'playwright-core'
+import { decodeJwt } from 'jose'
+import type { Browser, Page } from 'playwright-core'
 import { createDevIssuer, issueDevCredential } from '../../src/credentials/dev-issuer.ts'
 import { createDevWallet, presentToVerifier, type DevWallet } from '../../src/credentials/dev-wallet.ts'
 import { createClient } from '../../src/oauth/clients.ts'
 import { basic } from '../helpers.ts'
 import { hasChromium, launchChromium, startTestServer, type RunningServer } from './chromium.ts'
+import { credentialsOf, pageWithAuthenticator } from './webauthn.ts'
 
 /**
  * A visitor without a camera at a production client, in headless Chromium against a real server: the
@@ -28,7 +30,8 @@ beforeAll(async () => {
   const issuer = await createDevIssuer(new Date())
   const dir = mkdtempSync(join(tmpdir(), 'ofage-trust-'))
   writeFileSync(join(dir, 'trust-list.pem'), issuer.rootCertificate)
-  running = await startTestServer({ CREDENTIAL_TRUST_LIST: join(dir, 'trust-list.pem') })
+  // At localhost, not 127.0.0.1: the passkey that follows needs a domain as its RP ID.
+  running = await startTestServer({ CREDENTIAL_TRUST_LIST: join(dir, 'trust-list.pem') }, { hostname: 'localhost' })
   const created = await createClient(running.services.deps, { name: 'Wine Shop', redirectUris: [SHOP_CALLBACK] })
   shop = { id: created.client.id, secret: created.secret }
   wallet = await createDevWallet()
@@ -83,6 +86,33 @@ describe.skipIf(!hasChromium)('digital credential in headless Chromium', () => {
     expect(blocked.filter((line) => line.includes('Content Security Policy'))).toEqual([])
   }, 30_000)
 
+  test('the promise of issue 9: no camera, a digital ID, a passkey saved, then back on another device with it', async () => {
+    const first = await browser.newContext()
+    const one = await pageWithAuthenticator(first, SHOP_CALLBACK)
+    await one.page.goto(authorize('promise-1', '18'))
+    await one.page.getByRole('button', { name: 'Use my ID wallet' }).click()
+    const walletUrl = await one.page.getByRole('link', { name: 'Open the wallet on this device' }).getAttribute('href')
+    expect((await presentToVerifier(wallet, walletUrl!)).status).toBe(200)
+    const original = await exchangeAt(one.page, 'promise-1')
+
+    // Back on the page in that browser: the age pass offers a passkey for the visitor's other devices.
+    await one.page.goto(authorize('promise-2', '18'))
+    await one.page.getByRole('button', { name: 'Save a passkey for your other devices' }).click()
+    await one.page.getByText('Your passkey is saved.').waitFor()
+    const [passkey] = await credentialsOf(one.cdp, one.authenticatorId)
+    await first.close()
+
+    const second = await browser.newContext()
+    const two = await pageWithAuthenticator(second, SHOP_CALLBACK)
+    await two.cdp.send('WebAuthn.addCredential', { authenticatorId: two.authenticatorId, credential: passkey! })
+    await two.page.goto(authorize('promise-3', '18'))
+    await two.page.getByRole('button', { name: 'Use my passkey' }).click()
+    const again = await exchangeAt(two.page, 'promise-3')
+    expect(again.validation).toMatchObject({ valid: true, age_over: 18, verification_level: 're_verification' })
+    expect(again.sub).toBe(original.sub)
+    await second.close()
+  }, 60_000)
+
   test.skipIf(!process.env.UPDATE_SCREENSHOTS)('screenshots for docs/ (UPDATE_SCREENSHOTS=1)', async () => {
     mkdirSync('docs/screenshots', { recursive: true })
     for (const [name, viewport] of [['desktop', { width: 1280, height: 860 }], ['phone', { width: 390, height: 844 }]] as const) {
@@ -96,7 +126,26 @@ describe.skipIf(!hasChromium)('digital credential in headless Chromium', () => {
   }, 60_000)
 })
 
-async function axeViolations(page: import('playwright-core').Page) {
+function authorize(state: string, age: string): string {
+  return `${running.baseUrl}/?${new URLSearchParams({ client_id: shop.id, redirect_uri: SHOP_CALLBACK, state, age_required: age })}`
+}
+
+/** The site's back channel: the code the browser brought back, exchanged and validated. */
+async function exchangeAt(page: Page, state: string) {
+  await page.waitForURL(`${SHOP_CALLBACK}**`, { timeout: 15_000 })
+  const code = new URL(page.url()).searchParams.get('code')
+  const exchanged = await fetch(`${running.baseUrl}/api/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: basic(shop.id, shop.secret) },
+    body: JSON.stringify({ grant_type: 'authorization_code', code, redirect_uri: SHOP_CALLBACK, state }),
+  })
+  expect(exchanged.status).toBe(200)
+  const { access_token } = (await exchanged.json()) as { access_token: string }
+  const validation = (await (await fetch(`${running.baseUrl}/api/verify/token/${access_token}`)).json()) as Record<string, unknown>
+  return { validation, sub: decodeJwt(access_token).sub }
+}
+
+async function axeViolations(page: Page) {
   await page.evaluate(axeSource)
   return page.evaluate(async () => {
     const result = await (window as unknown as { axe: { run(): Promise<{ violations: { id: string; nodes: unknown[] }[] }> } }).axe.run()

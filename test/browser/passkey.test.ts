@@ -2,10 +2,11 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { decodeJwt } from 'jose'
-import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { createClient } from '../../src/oauth/clients.ts'
 import { basic } from '../helpers.ts'
 import { hasChromium, launchChromium, startTestServer, type RunningServer } from './chromium.ts'
+import { credentialsOf, pageWithAuthenticator } from './webauthn.ts'
 
 /**
  * Passkey re-verification end to end in headless Chromium, with its virtual authenticator (CDP WebAuthn
@@ -35,20 +36,6 @@ afterAll(async () => {
   await running?.stop()
 })
 
-type VirtualCredential = { credentialId: string; isResidentCredential: boolean; rpId?: string; privateKey: string; userHandle?: string; signCount: number }
-
-/** A page with a platform authenticator that does user verification (a phone's fingerprint reader, say). */
-async function pageWithAuthenticator(context: BrowserContext): Promise<{ page: Page; cdp: CDPSession; authenticatorId: string }> {
-  const page = await context.newPage()
-  await page.route(`${SHOP_CALLBACK}**`, (route) => route.fulfill({ contentType: 'text/html', body: '<!doctype html><title>Shop</title><h1>Back at the shop</h1>' }))
-  const cdp = await context.newCDPSession(page)
-  await cdp.send('WebAuthn.enable', { enableUI: false })
-  const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-    options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
-  })
-  return { page, cdp, authenticatorId }
-}
-
 /** Takes away the WebAuthn L3 JSON helpers, so the page's script uses its own base64url fallback. */
 async function withoutJsonHelpers(context: BrowserContext) {
   await context.addInitScript(() => {
@@ -57,10 +44,6 @@ async function withoutJsonHelpers(context: BrowserContext) {
     delete pkc.parseRequestOptionsFromJSON
     delete pkc.prototype.toJSON
   })
-}
-
-async function credentialsOf(cdp: CDPSession, authenticatorId: string): Promise<VirtualCredential[]> {
-  return ((await cdp.send('WebAuthn.getCredentials', { authenticatorId })) as { credentials: VirtualCredential[] }).credentials
 }
 
 function authorizeUrl(query: Record<string, string>): string {
@@ -87,7 +70,7 @@ describe.skipIf(!hasChromium)('passkeys in headless Chromium', () => {
     // The first device: a sandbox check, then back on the page, "Save a passkey".
     const first = await browser.newContext()
     await withoutJsonHelpers(first)
-    const one = await pageWithAuthenticator(first)
+    const one = await pageWithAuthenticator(first, SHOP_CALLBACK)
     await one.page.goto(authorizeUrl({ state: 'pk-1', age_required: '18' }))
     await one.page.getByLabel('Test age').fill('25')
     await one.page.getByLabel('Test method').selectOption('age_only')
@@ -106,7 +89,7 @@ describe.skipIf(!hasChromium)('passkeys in headless Chromium', () => {
 
     // Another device: no age pass, no cookie; the passkey arrives as a synced passkey does.
     const second = await browser.newContext()
-    const two = await pageWithAuthenticator(second)
+    const two = await pageWithAuthenticator(second, SHOP_CALLBACK)
     await two.cdp.send('WebAuthn.addCredential', { authenticatorId: two.authenticatorId, credential: passkey })
     await two.page.goto(authorizeUrl({ state: 'pk-3', age_required: '21' }))
     expect(await two.page.getByRole('button', { name: 'Continue as verified' }).count()).toBe(0)
@@ -137,7 +120,7 @@ describe.skipIf(!hasChromium)('passkeys in headless Chromium', () => {
 
     const third = await browser.newContext()
     await withoutJsonHelpers(third)
-    const three = await pageWithAuthenticator(third)
+    const three = await pageWithAuthenticator(third, SHOP_CALLBACK)
     await three.cdp.send('WebAuthn.addCredential', { authenticatorId: three.authenticatorId, credential: passkey })
     await three.page.goto(authorizeUrl({ state: 'pk-5', age_required: '18' }))
     await three.page.getByRole('button', { name: 'Use my passkey' }).click()
