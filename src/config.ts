@@ -13,6 +13,8 @@ export type DatabaseTarget =
 
 export type Config = {
   port: number
+  /** The address the server binds (HOST): 127.0.0.1 behind a proxy on the same machine. */
+  host: string
   database: DatabaseTarget
   dataDir: string
   /** `{base_url}`: the API address, without a trailing slash. */
@@ -27,6 +29,8 @@ export type Config = {
   face: FaceConfig
   /** When set, GET /metrics requires `Authorization: Bearer <token>`. */
   metricsToken: string | undefined
+  /** METRICS_PUBLIC=1: GET /metrics without a token (a private network in front). Off: no token, no metrics. */
+  metricsPublic: boolean
   /** The digital credential method (class `age_only`): on when CREDENTIAL_TRUST_LIST names a trust list. */
   credentials: CredentialConfig | undefined
   /** NODE_ENV=production: the dev issuer and wallet commands, and a dev issuer in the trust list, are refused. */
@@ -80,6 +84,7 @@ export function loadConfig(env: Env = process.env): Config {
   const production = env.NODE_ENV === 'production'
   return {
     port,
+    host: readHost(env.HOST),
     database,
     dataDir,
     publicUrl,
@@ -95,6 +100,7 @@ export function loadConfig(env: Env = process.env): Config {
       upload: readFlag('FACE_UPLOAD', env.FACE_UPLOAD) ?? false,
     },
     metricsToken: nonEmpty(env.METRICS_TOKEN),
+    metricsPublic: readFlag('METRICS_PUBLIC', env.METRICS_PUBLIC) ?? false,
     credentials: readCredentials(env, production),
     production,
   }
@@ -133,6 +139,13 @@ function readInt(variable: string, value: string | undefined, range: { min: numb
 
 function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value.trim() === '' ? undefined : value.trim()
+}
+
+function readHost(value: string | undefined): string {
+  const host = nonEmpty(value)
+  if (host === undefined) return '0.0.0.0'
+  if (!/^[A-Za-z0-9.:_-]{1,253}$/.test(host)) throw new ConfigError('HOST', `must be a host name or IP address, got "${value}"`)
+  return host
 }
 
 function readPort(value: string | undefined): number {

@@ -3,6 +3,8 @@ import { createHandler } from './app.tsx'
 import { startServices } from './boot.ts'
 import type { Config } from './config.ts'
 import type { AppDeps } from './deps.ts'
+import { serverError } from './errors.ts'
+import { describeError } from './lib/log.ts'
 import { MAX_MULTIPART_BYTES } from './lib/strict-request.ts'
 import { pruneExpiredCodes } from './oauth/codes.ts'
 import { pruneExpiredPasskeys } from './passkeys/store.ts'
@@ -28,11 +30,19 @@ export async function runServer(config: Config): Promise<void> {
   const { deps } = services
   const server = Bun.serve({
     port: config.port,
+    hostname: config.host,
+    // Never Bun's development error page (source, stack, working directory), whatever NODE_ENV says.
+    development: false,
+    error(cause) {
+      deps.log.error('request_failed', { code: 'UNHANDLED', ...describeError(cause) })
+      return new Response(JSON.stringify(serverError.toBody()), { status: 500, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } })
+    },
     fetch: createHandler(deps),
     // Form posts with camera frames are the largest bodies (MAX_MULTIPART_BYTES); JSON routes bound their own.
     maxRequestBodySize: MAX_MULTIPART_BYTES + 64 * 1024,
   })
   deps.log.info('listening', {
+    host: config.host,
     port: config.port,
     public_url: config.publicUrl,
     database: config.database.kind,

@@ -18,6 +18,7 @@ describe('loadConfig (DESIGN.md "Configuration")', () => {
   test('defaults: port 3000, embedded database in ./data, every URL from PUBLIC_URL, demo on', () => {
     expect(loadConfig({})).toEqual({
       port: 3000,
+      host: '0.0.0.0',
       database: { kind: 'pglite', dataDir: './data' },
       dataDir: './data',
       publicUrl: 'http://localhost:3000',
@@ -27,6 +28,7 @@ describe('loadConfig (DESIGN.md "Configuration")', () => {
       demo: true,
       face: { enabled: true, buffer: undefined, workers: 1, queue: 8, upload: false },
       metricsToken: undefined,
+      metricsPublic: false,
       credentials: undefined,
       production: false,
     })
@@ -83,6 +85,7 @@ describe('loadConfig (DESIGN.md "Configuration")', () => {
     [{ PORT: '0' }, 'PORT'],
     [{ PORT: '70000' }, 'PORT'],
     [{ PORT: '80.5' }, 'PORT'],
+    [{ HOST: 'not a host' }, 'HOST'],
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
     [{ DATABASE_URL: 'memory' }, 'DATABASE_URL'],
     [{ PUBLIC_URL: 'not a url' }, 'PUBLIC_URL'],

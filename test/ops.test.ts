@@ -59,6 +59,18 @@ describe('request ids and request logs', () => {
 })
 
 describe('GET /metrics', () => {
+  test('is off unless a token is set or the operator opens it (METRICS_PUBLIC=1)', async () => {
+    const closed = await createTestContext()
+    const open = await createTestContext({ env: { METRICS_PUBLIC: '1' } })
+    try {
+      expect((await closed.request('/metrics')).status).toBe(404)
+      expect((await open.request('/metrics')).status).toBe(200)
+    } finally {
+      await closed.close()
+      await open.close()
+    }
+  })
+
   test('needs the bearer token when METRICS_TOKEN is set', async () => {
     expect((await ctx.request('/metrics')).status).toBe(401)
     expect((await ctx.request('/metrics', { headers: { authorization: 'Bearer wrong' } })).status).toBe(401)

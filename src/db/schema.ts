@@ -134,6 +134,7 @@ export const verificationSessions = pgTable(
   {
     idHash: text('id_hash').primaryKey(),
     browserHash: text('browser_hash').notNull(),
+    /** SHA-256 of the CSRF token; the token itself is derived from the session id (sessions.ts). */
     csrfToken: text('csrf_token').notNull(),
     clientId: text('client_id')
       .notNull()

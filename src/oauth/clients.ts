@@ -70,6 +70,8 @@ export async function createClient(deps: ClientDeps, input: NewClient): Promise<
 }
 
 export async function findClient(db: Database, clientId: string): Promise<Client | undefined> {
+  // Client ids are printable ASCII; anything else (a NUL byte, which Postgres refuses in text) names no client.
+  if (!/^[\x21-\x7e]{1,256}$/.test(clientId)) return undefined
   const [client] = await db.select().from(clients).where(eq(clients.id, clientId))
   return client
 }

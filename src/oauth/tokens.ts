@@ -17,6 +17,9 @@ export const TOKEN_LIFETIME_SECONDS = 600
 /** Tokens longer than this are not ours (ours are about 900 bytes); refusing them bounds the work. */
 const MAX_TOKEN_LENGTH = 8192
 
+/** RFC 7515 §7.1 compact serialization: three base64url parts (RFC 7515 §2: no padding, no whitespace). */
+const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/
+
 export type TokenDeps = { db: Database; keys: ServerKeys; clock: Clock; issuerUrl: string }
 
 /** Signs the access token: RS256, no `kid` in the header, exactly the spec's claims. */
@@ -47,7 +50,9 @@ export async function verifyAgeToken(
   token: string,
   options: { audience?: string } = {},
 ): Promise<AgeTokenClaimsType | undefined> {
-  if (token.length > MAX_TOKEN_LENGTH) return undefined
+  // One exact spelling of each token: base64url decoders skip padding and whitespace, so without this
+  // `token==` or a space inside the signature would validate as the same token.
+  if (token.length > MAX_TOKEN_LENGTH || !COMPACT_JWS.test(token)) return undefined
   let payload: unknown
   try {
     ;({ payload } = await jwtVerify(token, deps.keys.signing.publicKey, {

@@ -14,7 +14,7 @@ const Checks = t.Object({ database: t.Boolean(), signing_key: t.Boolean(), estim
 /**
  * Operations: `/healthz` (the process answers), `/readyz` (it can serve: database reachable, key loaded,
  * estimator loaded when the face check is on; 503 otherwise) and `/metrics` (Prometheus text), behind
- * METRICS_TOKEN when one is set.
+ * METRICS_TOKEN when one is set, and off unless a token is set or METRICS_PUBLIC=1.
  */
 export function opsRoutes(deps: AppDeps, metrics: Metrics) {
   let estimatorReady = !deps.estimator
@@ -50,6 +50,10 @@ export function opsRoutes(deps: AppDeps, metrics: Metrics) {
     .get(
       '/metrics',
       async ({ headers, set }) => {
+        // Closed unless the operator chose: metrics name routes, volumes and failure rates of the service.
+        if (!expectedToken && !deps.config.metricsPublic) {
+          throw new OAuthError('not_found', 'Metrics are off: set METRICS_TOKEN, or METRICS_PUBLIC=1 behind a private network')
+        }
         if (expectedToken) {
           const presented = /^Bearer (.+)$/.exec(headers.authorization ?? '')?.[1]
           if (!presented || !constantTimeEqual(sha256Hex(presented), expectedToken)) {

@@ -400,8 +400,13 @@ export type Language = keyof typeof languages
  * The page's language: an explicit `?lang=` wins, then the best `Accept-Language` match (RFC 9110
  * §12.5.4 quality values), then English.
  */
+/** Own keys only: `"constructor" in languages` is true, and a page in that language would be a 500. */
+export function isLanguage(value: string | null | undefined): value is Language {
+  return typeof value === 'string' && Object.hasOwn(languages, value)
+}
+
 export function pickLanguage(acceptLanguage: string | null | undefined, explicit?: string | null): Language {
-  if (explicit && explicit in languages) return explicit as Language
+  if (isLanguage(explicit)) return explicit
   const ranked = (acceptLanguage ?? '')
     .split(',')
     .map((part) => {
@@ -411,5 +416,5 @@ export function pickLanguage(acceptLanguage: string | null | undefined, explicit
     })
     .filter((entry) => entry.q > 0)
     .sort((a, b) => b.q - a.q)
-  return (ranked.find((entry) => entry.primary in languages)?.primary as Language | undefined) ?? 'en'
+  return (ranked.find((entry) => isLanguage(entry.primary))?.primary as Language | undefined) ?? 'en'
 }

@@ -55,8 +55,12 @@ function parseBound(name: string, value: string, side: 'start' | 'end'): Date {
   if (!match || Number.isNaN(instant.getTime()) || !isRealDate(match[1]!, match[2]!, match[3]!)) {
     throw new OAuthError('invalid_request', `${name} must be YYYY-MM-DD or an ISO 8601 timestamp with a time zone, got "${value}"`)
   }
-  return side === 'end' && isDateOnly ? new Date(instant.getTime() + DAY_MS) : instant
+  const bound = side === 'end' && isDateOnly ? new Date(instant.getTime() + DAY_MS) : instant
+  // Past 9999-12-31 an instant has no four-digit ISO form (nor a Postgres date to compare with): clamp.
+  return bound.getTime() > LAST_INSTANT ? new Date(LAST_INSTANT) : bound
 }
+
+const LAST_INSTANT = Date.UTC(9999, 11, 31, 23, 59, 59, 999)
 
 function isRealDate(year: string, month: string, day: string): boolean {
   const date = new Date(Date.UTC(Number(year), Number(month) - 1, Number(day)))

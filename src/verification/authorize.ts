@@ -35,6 +35,11 @@ export async function checkAuthorizationRequest(db: Database, query: Authorizati
   if (client.verificationLimit !== null && (await countMonthToDate(db, client.id, now)) >= client.verificationLimit) {
     throw new OAuthError('payment_required', "This site's plan has reached its verification limit for the month.")
   }
+  // RFC 6749 §A.5: state is visible ASCII and spaces; control characters (NUL above all, which Postgres
+  // refuses in text) are a malformed request, not a server error.
+  if (query.state !== undefined && /[\u0000-\u001f\u007f]/.test(query.state)) {
+    throw new OAuthError('invalid_request', 'The state parameter contains control characters.')
+  }
   return { client, redirectUri: query.redirect_uri, state: query.state ?? null, ageRequired }
 }
 

@@ -5,6 +5,7 @@ import { OAuthError } from '../errors.ts'
 import { readStrictBody } from '../lib/strict-request.ts'
 import { findClient, siteHomeUrl, type Client } from '../oauth/clients.ts'
 import { issueCode } from '../oauth/codes.ts'
+import { randomToken } from '../lib/crypto.ts'
 import { pageHeaders } from '../pages/headers.ts'
 import { languages, pickLanguage, type Language } from '../pages/i18n.ts'
 import { VerifyPage } from '../pages/verify-page.tsx'
@@ -110,18 +111,9 @@ export function createPageContext(deps: AppDeps) {
     const { session, client, cookie } = page
     if (!(await claimSession(deps, session))) throw new OAuthError('session_expired', 'The verification session was already completed')
     try {
-      let personKey = approval.reverifiedWith?.personKey
-      if (!approval.reverifiedWith) {
-        const earlier = await readAgePass(deps, stringCookie(cookie[AGE_PASS_COOKIE]))
-        const issued = await createAgePass(deps, {
-          ageOver: approval.provenAge,
-          methodClass: approval.methodClass,
-          sandbox: client.sandbox,
-          personKey: earlier?.personKey,
-        })
-        personKey = issued.pass.personKey
-        cookie[AGE_PASS_COOKIE]!.set({ value: issued.cookie, ...cookieOptions, maxAge: AGE_PASS_LIFETIME_MS / 1000 })
-      }
+      // One person keeps one `sub` per client across checks: the key of an earlier pass, if any.
+      const earlier = approval.reverifiedWith ? undefined : await readAgePass(deps, stringCookie(cookie[AGE_PASS_COOKIE]))
+      const personKey = approval.reverifiedWith?.personKey ?? earlier?.personKey ?? randomToken(32)
       const { code } = await issueCode(deps, {
         clientId: client.id,
         redirectUri: session.redirectUri,
@@ -133,6 +125,11 @@ export function createPageContext(deps: AppDeps) {
         method: approval.method,
         ageBuffer: approval.ageBuffer,
       })
+      // The pass only once the code exists: a refused code (a plan at its limit) leaves no pass behind.
+      if (!approval.reverifiedWith) {
+        const issued = await createAgePass(deps, { ageOver: approval.provenAge, methodClass: approval.methodClass, sandbox: client.sandbox, personKey })
+        cookie[AGE_PASS_COOKIE]!.set({ value: issued.cookie, ...cookieOptions, maxAge: AGE_PASS_LIFETIME_MS / 1000 })
+      }
       deps.metrics.codes.inc({ event: 'issued' })
       Object.assign(set.headers, pageHeaders({ formTargets: [session.redirectUri] }), { location: callbackUrl(session.redirectUri, code, session.state) })
       set.status = 303

@@ -50,7 +50,7 @@ export function pageRoutes(deps: AppDeps) {
     .get(
       '/assets/:file',
       ({ params }) => {
-        const asset = assets[params.file]
+        const asset = Object.hasOwn(assets, params.file) ? assets[params.file] : undefined
         if (!asset) throw new OAuthError('not_found', 'No such asset')
         const headers = { 'content-type': asset.type, 'cache-control': 'public, max-age=3600', 'x-content-type-options': 'nosniff' }
         return new Response(Bun.file(asset.path), { headers })

@@ -2,7 +2,8 @@ import { and, eq, gt, isNull, lt, sql } from 'drizzle-orm'
 import type { Database } from '../db/client.ts'
 import { verificationSessions } from '../db/schema.ts'
 import type { Clock } from '../lib/clock.ts'
-import { constantTimeEqual, randomToken, sha256Hex } from '../lib/crypto.ts'
+import { constantTimeEqual, hmacHex, randomToken, sha256Hex } from '../lib/crypto.ts'
+import type { ServerKeys } from '../keys/server-keys.ts'
 import type { AuthorizationRequest } from './authorize.ts'
 
 /** Long enough to find an ID card or a well-lit spot; short enough that an abandoned tab goes stale. */
@@ -13,7 +14,15 @@ export const MAX_FAILED_ATTEMPTS = 5
 
 export type VerificationSession = typeof verificationSessions.$inferSelect & { id: string }
 
-type SessionDeps = { db: Database; clock: Clock }
+type SessionDeps = { db: Database; clock: Clock; keys: Pick<ServerKeys, 'agePassKey'> }
+
+/**
+ * The session's CSRF token, derived from its id under a server key rather than stored: the database holds
+ * only its hash, so a copy of the table gives no one a token to forge a form post with.
+ */
+function csrfTokenFor(keys: SessionDeps['keys'], id: string): string {
+  return Buffer.from(hmacHex(keys.agePassKey, `csrf:${id}`), 'hex').subarray(0, 24).toString('base64url')
+}
 
 /** Opens a session for a checked authorization request, bound to the browser holding `browserId`. */
 export async function createSession(deps: SessionDeps, request: AuthorizationRequest, browserId: string): Promise<VerificationSession> {
@@ -24,7 +33,7 @@ export async function createSession(deps: SessionDeps, request: AuthorizationReq
     .values({
       idHash: sha256Hex(id),
       browserHash: sha256Hex(browserId),
-      csrfToken: randomToken(24),
+      csrfToken: sha256Hex(csrfTokenFor(deps.keys, id)),
       clientId: request.client.id,
       redirectUri: request.redirectUri,
       state: request.state,
@@ -33,7 +42,7 @@ export async function createSession(deps: SessionDeps, request: AuthorizationReq
       expiresAt: new Date(now.getTime() + SESSION_LIFETIME_MS),
     })
     .returning()
-  return { ...row!, id }
+  return { ...row!, id, csrfToken: csrfTokenFor(deps.keys, id) }
 }
 
 /**
@@ -41,13 +50,13 @@ export async function createSession(deps: SessionDeps, request: AuthorizationReq
  * browser (a shared link, a leaked log line) opens nothing.
  */
 export async function findSession(deps: SessionDeps, id: string, browserId: string | undefined): Promise<VerificationSession | undefined> {
-  if (!browserId || id.length > 64) return undefined
+  if (!browserId || typeof id !== 'string' || id.length > 64) return undefined
   const [row] = await deps.db
     .select()
     .from(verificationSessions)
     .where(and(eq(verificationSessions.idHash, sha256Hex(id)), gt(verificationSessions.expiresAt, deps.clock.now())))
   if (!row || !constantTimeEqual(row.browserHash, sha256Hex(browserId))) return undefined
-  return { ...row, id }
+  return { ...row, id, csrfToken: csrfTokenFor(deps.keys, id) }
 }
 
 export function checkCsrfToken(session: VerificationSession, presented: unknown): boolean {

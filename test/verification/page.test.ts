@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { decodeJwt } from 'jose'
 import { updateClient } from '../../src/oauth/clients.ts'
 import type { AgeTokenClaimsType } from '../../src/oauth/model.ts'
-import { sql } from 'drizzle-orm'
-import { createTestContext, json, queryRows, REDIRECT_URI, type TestContext } from '../helpers.ts'
+import { findSession } from '../../src/verification/sessions.ts'
+import { createTestContext, json, REDIRECT_URI, type TestContext } from '../helpers.ts'
 import { callback, readPage, testBrowser } from './browser.ts'
 
 let ctx: TestContext
@@ -252,10 +252,10 @@ describe('the pending request is held server-side and bound to the browser', () 
     const { response, page } = await browser.open({ client_id: production.id })
     expect(response.status).toBe(200)
     expect(page.html).not.toContain('Test age')
-    // The page has no form, so no CSRF token: take it from the database to reach the method gate itself.
+    // The page has no form, so no CSRF token: the server's own session lookup gives it, to reach the method gate itself.
     const sessionPath = /\/s\/[A-Za-z0-9_-]+/.exec(page.html)![0]
-    const [row] = await queryRows<{ csrf_token: string }>(ctx.deps.db, sql`select csrf_token from verification_sessions where client_id = ${production.id}`)
-    const forced = await browser.post(`${sessionPath}/methods/sandbox`, { csrf: row!.csrf_token, age: '30', method_class: 'age_only' })
+    const session = await findSession(ctx.deps, sessionPath.slice(3), browser.jar.get('ofage_browser'))
+    const forced = await browser.post(`${sessionPath}/methods/sandbox`, { csrf: session!.csrfToken, age: '30', method_class: 'age_only' })
     expect(forced.status).toBe(404)
     expect(forced.headers.get('location')).toBeNull()
   })

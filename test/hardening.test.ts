@@ -1,0 +1,106 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { sql } from 'drizzle-orm'
+import { createTestContext, json, queryRows, REDIRECT_URI, type TestContext } from './helpers.ts'
+import { testBrowser } from './verification/browser.ts'
+
+/**
+ * Issue 10's reproductions, each one request that used to answer 500 (or worse) and now answers as the
+ * spec says: a clean 4xx, JSON under /api, the error page elsewhere.
+ */
+let ctx: TestContext
+let shop: Awaited<ReturnType<TestContext['createClient']>>
+
+beforeAll(async () => {
+  ctx = await createTestContext()
+  shop = await ctx.createClient()
+})
+afterAll(() => ctx.close())
+
+const nulBasic = `Basic ${Buffer.from('cl_a\u0000b:secret').toString('base64')}`
+
+describe('inputs that reached the prototype or the database raw', () => {
+  test.each(['constructor', '__proto__', 'toString', 'valueOf', 'hasOwnProperty'])('lang=%s picks a real language, in the query and in Accept-Language', async (name) => {
+    const page = `/?client_id=${shop.id}&redirect_uri=${encodeURIComponent(REDIRECT_URI)}`
+    // A `lang` longer than any language tag fails the query's schema (400); a shorter one is ignored.
+    expect([200, 400]).toContain((await ctx.request(`${page}&lang=${name}`)).status)
+    const negotiated = await ctx.request(page, { headers: { 'accept-language': `${name},de;q=0.1` } })
+    expect(negotiated.status).toBe(200)
+    expect(await negotiated.text()).toContain('lang="de"')
+    expect((await ctx.request(`/?lang=${name}`)).status).toBe(400)
+    expect((await ctx.request(`/assets/${name}`)).status).toBe(404)
+  })
+
+  test('a malformed percent-escape in a session path is a 400, with or without a browser cookie', async () => {
+    for (const path of ['/s/%', '/s/%/continue', '/s/%25%', '/api/verify/token/%']) {
+      for (const method of ['GET', 'POST']) {
+        const response = await ctx.request(path, { method, headers: { cookie: 'ofage_browser=abc', 'content-type': 'application/x-www-form-urlencoded' }, body: method === 'POST' ? 'csrf=x' : undefined })
+        expect(response.status).toBeGreaterThanOrEqual(400)
+        expect(response.status).toBeLessThan(500)
+      }
+    }
+  })
+
+  test('a NUL byte in the Basic client id is an unknown client (401), not a database error', async () => {
+    const token = await ctx.request('/api/oauth/token', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: nulBasic },
+      body: JSON.stringify({ grant_type: 'authorization_code', code: 'x', redirect_uri: REDIRECT_URI, state: 's' }),
+    })
+    expect(token.status).toBe(401)
+    expect((await json(token)).error).toBe('invalid_client')
+    const usage = await ctx.request('/api/oauth/usage', { headers: { authorization: nulBasic } })
+    expect(usage.status).toBe(401)
+  })
+
+  test('a NUL byte in client_id or state on the page is an error on the page, not a 500', async () => {
+    expect((await ctx.request(`/?client_id=cl_a%00b&redirect_uri=${encodeURIComponent(REDIRECT_URI)}`)).status).toBe(401)
+    const withState = await ctx.request(`/?client_id=${shop.id}&redirect_uri=${encodeURIComponent(REDIRECT_URI)}&state=a%00b`)
+    expect(withState.status).toBe(400)
+    expect(await withState.text()).toContain('invalid_request')
+  })
+
+  test('usage up to 9999-12-31 is answered; the period ends at the last representable instant', async () => {
+    const response = await ctx.request('/api/oauth/usage?end_date=9999-12-31', { headers: { authorization: shop.authorization } })
+    expect(response.status).toBe(200)
+    expect((await json(response)).period.end).toBe('9999-12-31T23:59:59.999Z')
+  })
+})
+
+describe('a token validates in one spelling only', () => {
+  test('trailing whitespace, padding, or a space inside the signature: invalid, by GET and by POST', async () => {
+    const { access_token } = await ctx.tokenFor(shop)
+    expect((await ctx.request(`/api/verify/token/${access_token}`)).status).toBe(200)
+    const [head, body, signature] = access_token.split('.')
+    const variants = [`${access_token} `, `${access_token}%20`, `${access_token}==`, `${head}.${body}.${signature!.slice(0, 10)} ${signature!.slice(10)}`, `${access_token}%0A`]
+    for (const variant of variants) {
+      expect((await ctx.request(`/api/verify/token/${variant.replaceAll(' ', '%20')}`)).status).toBe(401)
+      const posted = await ctx.request('/api/oauth/validate', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: decodeURIComponent(variant) }) })
+      expect((await json(posted)).valid).toBe(false)
+    }
+  })
+})
+
+describe('what a refused completion leaves behind', () => {
+  test('a plan limit reached during the check sets no age pass cookie', async () => {
+    const capped = await ctx.createClient({ name: 'Capped', sandbox: true, verificationLimit: 1 })
+    const browser = testBrowser(ctx)
+    const { page } = await browser.open({ client_id: capped.id, state: 's' })
+    // Another browser uses up the month's one verification while this visitor is on the page.
+    await ctx.issueCode({ clientId: capped.id, state: 's' })
+    const refused = await browser.post(page.action('/methods/sandbox'), { csrf: page.csrf!, age: '30', method_class: 'age_only' })
+    expect(refused.status).toBe(402)
+    expect(refused.headers.getSetCookie().some((line) => line.startsWith('ofage_pass='))).toBe(false)
+  })
+})
+
+describe('secrets at rest', () => {
+  test("the session row holds a hash of the CSRF token, never the token the page carries", async () => {
+    const sandbox = await ctx.createClient({ name: 'Test form shop', sandbox: true })
+    const { csrf } = (await testBrowser(ctx).open({ client_id: sandbox.id, state: 'csrf-at-rest' })).page
+    const rows = await queryRows<{ csrf_token: string }>(ctx.deps.db, sql`select csrf_token from verification_sessions where state = 'csrf-at-rest'`)
+    expect(rows).toHaveLength(1)
+    expect(csrf).toBeDefined()
+    expect(rows[0]!.csrf_token).not.toBe(csrf!)
+    expect(rows[0]!.csrf_token).not.toContain(csrf!)
+  })
+})
