@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
+import { decodeJwt } from 'jose'
 import { createTestContext, json, queryRows, REDIRECT_URI, type TestContext } from './helpers.ts'
 import { testBrowser } from './verification/browser.ts'
 
@@ -102,5 +103,45 @@ describe('secrets at rest', () => {
     expect(csrf).toBeDefined()
     expect(rows[0]!.csrf_token).not.toBe(csrf!)
     expect(rows[0]!.csrf_token).not.toContain(csrf!)
+  })
+})
+
+describe('test mode cannot be mistaken for live', () => {
+  test('a sandbox client id says so; its tokens carry sandbox: true and validation says so; production tokens keep the spec claims', async () => {
+    const sandbox = await ctx.createClient({ name: 'Test shop', sandbox: true })
+    expect(sandbox.id).toStartWith('cl_test_')
+    expect(shop.id).not.toStartWith('cl_test_')
+    const test = await ctx.tokenFor(sandbox, { ageOver: 99 })
+    expect(decodeJwt(test.access_token).sandbox).toBe(true)
+    expect(await json(await ctx.request(`/api/verify/token/${test.access_token}`))).toMatchObject({ valid: true, sandbox: true })
+    const live = await ctx.tokenFor(shop)
+    expect(Object.keys(decodeJwt(live.access_token)).sort()).toEqual(
+      ['age_over', 'age_verified', 'aud', 'exp', 'iat', 'iss', 'reverification', 'sub', 'verification_id', 'verification_level'].sort(),
+    )
+    expect(await json(await ctx.request(`/api/verify/token/${live.access_token}`))).not.toHaveProperty('sandbox')
+  })
+
+  test("the README's local-validation snippet refuses a sandbox token, another site's token, and a lower age", async () => {
+    const readme = await Bun.file('README.md').text()
+    const snippet = /```ts\n(import \{ importSPKI[\s\S]+?)```/.exec(readme)![1]!
+    const { importSPKI, jwtVerify } = await import('jose')
+    const { public_key } = await json(await ctx.request('/api/verify/public-key'))
+    const check = async (token: string, clientId: string, ageRequired: number) => {
+      // The snippet's body, run with our values in place of its placeholders.
+      const body = snippet
+        .replace(/^import .*\n/m, '')
+        .replace(/^const \{ public_key \}.*\n/m, '')
+        .replaceAll("'http://localhost:3000'", JSON.stringify(ctx.config.issuerUrl))
+        .replaceAll('CLIENT_ID', JSON.stringify(clientId))
+        .replaceAll('AGE_REQUIRED', String(ageRequired))
+      const run = new Function('importSPKI', 'jwtVerify', 'public_key', 'token', `return (async () => { ${body}; return payload })()`)
+      return run(importSPKI, jwtVerify, public_key, token).then(() => 'accepted', (error: Error) => error.message)
+    }
+    const sandbox = await ctx.createClient({ name: 'Test shop 2', sandbox: true })
+    expect(await check((await ctx.tokenFor(shop, { ageOver: 21 })).access_token, shop.id, 21)).toBe('accepted')
+    expect(await check((await ctx.tokenFor(sandbox, { ageOver: 99 })).access_token, sandbox.id, 18)).not.toBe('accepted')
+    expect(await check((await ctx.tokenFor(shop, { ageOver: 18 })).access_token, shop.id, 21)).not.toBe('accepted')
+    const other = await ctx.createClient({ name: 'Rival' })
+    expect(await check((await ctx.tokenFor(other, { ageOver: 21 })).access_token, shop.id, 21)).not.toBe('accepted')
   })
 })

@@ -54,7 +54,8 @@ export async function createClient(deps: ClientDeps, input: NewClient): Promise<
   const [client] = await deps.db
     .insert(clients)
     .values({
-      id: input.id ?? `cl_${randomToken(12)}`,
+      // A sandbox client's id says so wherever it is pasted: config files, logs, tokens' `aud`.
+      id: input.id ?? `${input.sandbox ? 'cl_test_' : 'cl_'}${randomToken(12)}`,
       name,
       secretHash: hashSecret(deps.keys, secret),
       redirectUris: [...new Set(input.redirectUris)],

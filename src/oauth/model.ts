@@ -43,6 +43,8 @@ export const AgeTokenClaims = Type.Object({
   reverification: Type.Boolean(),
   iat: Type.Integer(),
   exp: Type.Integer(),
+  /** Only on tokens of sandbox clients (never on production tokens, which keep exactly the spec's claims). */
+  sandbox: Type.Optional(Type.Literal(true)),
 })
 export type AgeTokenClaimsType = Static<typeof AgeTokenClaims>
 
@@ -58,6 +60,7 @@ export const TokenValidation = t.Object({
   client_id: t.String({ description: 'The aud claim' }),
   nonce: t.Null(),
   transaction_id: t.String(),
+  sandbox: t.Optional(t.Literal(true, { description: 'Present only for a sandbox client: a test token, not a real check' })),
 })
 export type TokenValidationType = Static<typeof TokenValidation>
 

@@ -39,7 +39,7 @@ export function oauthRoutes(deps: AppDeps) {
           redirectUri: body.redirect_uri,
           state: body.state,
         })
-        const accessToken = await signAgeToken(tokenDeps, verification)
+        const accessToken = await signAgeToken(tokenDeps, verification, client)
         deps.metrics.codes.inc({ event: 'redeemed' })
         return {
           access_token: accessToken,
@@ -115,5 +115,6 @@ export function describeValidToken(claims: AgeTokenClaimsType): TokenValidationT
     client_id: claims.aud,
     nonce: null,
     transaction_id: claims.verification_id,
+    ...(claims.sandbox && { sandbox: true as const }),
   }
 }

@@ -22,8 +22,11 @@ const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/
 
 export type TokenDeps = { db: Database; keys: ServerKeys; clock: Clock; issuerUrl: string }
 
-/** Signs the access token: RS256, no `kid` in the header, exactly the spec's claims. */
-export async function signAgeToken(deps: TokenDeps, verification: Verification): Promise<string> {
+/**
+ * Signs the access token: RS256, no `kid` in the header, exactly the spec's claims; a sandbox client's
+ * token also says `sandbox: true`, so that no verifier can take a test for a real check.
+ */
+export async function signAgeToken(deps: TokenDeps, verification: Verification, client: { sandbox: boolean }): Promise<string> {
   const iat = epochSeconds(deps.clock.now())
   const claims: AgeTokenClaimsType = {
     iss: deps.issuerUrl,
@@ -36,6 +39,7 @@ export async function signAgeToken(deps: TokenDeps, verification: Verification):
     reverification: verification.verificationLevel === 're_verification',
     iat,
     exp: iat + TOKEN_LIFETIME_SECONDS,
+    ...(client.sandbox && { sandbox: true as const }),
   }
   return new SignJWT(claims).setProtectedHeader({ alg: ALGORITHM, typ: 'JWT' }).sign(deps.keys.signing.privateKey)
 }
