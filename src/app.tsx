@@ -14,6 +14,7 @@ import { ErrorPage } from './pages/error-page.tsx'
 import { htmlDocument, pageHeaders } from './pages/headers.ts'
 import { pickLanguage } from './pages/i18n.ts'
 import { usageRoutes } from './usage/routes.ts'
+import { RateLimitedError } from './ratelimit/limits.ts'
 import { pageRoutes } from './verification/routes.tsx'
 
 /**
@@ -66,12 +67,15 @@ function errorResponse(code: string | number, error: unknown, request: Request, 
   if (mapped.code === 'expired_code') metrics.codes.inc({ event: 'expired' })
   if (mapped.code === 'code_already_used') metrics.codes.inc({ event: 'replayed' })
   if (mapped.code === 'payment_required') metrics.planLimitRefusals.inc()
+  // RFC 6585 §4: a 429 may say when to come back.
+  const retryAfter: Record<string, string> = error instanceof RateLimitedError ? { 'retry-after': String(error.retryAfterSeconds) } : {}
+  if (error instanceof RateLimitedError) metrics.rateLimited.inc({ route: new URL(request.url).pathname.startsWith('/api/') ? 'api' : 'page' })
   if (!new URL(request.url).pathname.startsWith('/api/')) {
     const lang = pickLanguage(request.headers.get('accept-language'), new URL(request.url).searchParams.get('lang'))
     const page = htmlDocument(ErrorPage({ lang, code: mapped.code }) as string)
-    return new Response(page, { status: mapped.status, headers: pageHeaders() })
+    return new Response(page, { status: mapped.status, headers: { ...pageHeaders(), ...retryAfter } })
   }
-  const headers: Record<string, string> = { 'content-type': 'application/json', 'cache-control': 'no-store' }
+  const headers: Record<string, string> = { 'content-type': 'application/json', 'cache-control': 'no-store', ...retryAfter }
   // RFC 6749 §5.2: a 401 for client authentication names the scheme the client should use.
   if (mapped.status === 401) headers['www-authenticate'] = 'Basic realm="ofage", charset="UTF-8"'
   return new Response(JSON.stringify(mapped.toBody()), { status: mapped.status, headers })

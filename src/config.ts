@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { isDevIssuerRoot, parseTrustList, type TrustList } from './credentials/trust-list.ts'
+import type { Limit } from './ratelimit/limits.ts'
 
 /**
  * The only reader of the environment. Every variable is validated once, at start; a bad value stops
@@ -33,8 +34,21 @@ export type Config = {
   metricsPublic: boolean
   /** The digital credential method (class `age_only`): on when CREDENTIAL_TRUST_LIST names a trust list. */
   credentials: CredentialConfig | undefined
+  /** Abuse limits per address (and client id), shared by every instance through the database. */
+  limits: RateLimitConfig
+  /** TRUST_PROXY=1: the last X-Forwarded-For entry is the visitor's address (one reverse proxy in front). */
+  trustProxy: boolean
   /** NODE_ENV=production: the dev issuer and wallet commands, and a dev issuer in the trust list, are refused. */
   production: boolean
+}
+
+export type RateLimitConfig = {
+  /** Failed client authentications per address per minute (RATE_LIMIT_AUTH_FAILURES). */
+  authFailures: Limit
+  /** New verification sessions per address per minute (RATE_LIMIT_SESSIONS). */
+  sessions: Limit
+  /** Method posts (checks) per address per ten minutes (RATE_LIMIT_CHECKS). */
+  checks: Limit
 }
 
 export type CredentialConfig = {
@@ -102,6 +116,12 @@ export function loadConfig(env: Env = process.env): Config {
     metricsToken: nonEmpty(env.METRICS_TOKEN),
     metricsPublic: readFlag('METRICS_PUBLIC', env.METRICS_PUBLIC) ?? false,
     credentials: readCredentials(env, production),
+    limits: {
+      authFailures: { max: readInt('RATE_LIMIT_AUTH_FAILURES', env.RATE_LIMIT_AUTH_FAILURES, { min: 1, max: 1_000_000, fallback: 30 }), windowMs: 60_000 },
+      sessions: { max: readInt('RATE_LIMIT_SESSIONS', env.RATE_LIMIT_SESSIONS, { min: 1, max: 1_000_000, fallback: 120 }), windowMs: 60_000 },
+      checks: { max: readInt('RATE_LIMIT_CHECKS', env.RATE_LIMIT_CHECKS, { min: 1, max: 1_000_000, fallback: 300 }), windowMs: 10 * 60_000 },
+    },
+    trustProxy: readFlag('TRUST_PROXY', env.TRUST_PROXY) ?? false,
     production,
   }
 }

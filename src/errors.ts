@@ -20,6 +20,8 @@ export const errorStatus = {
   session_expired: 400,
   forbidden: 403,
   not_found: 404,
+  // Ours, for abuse limits (issue 10): the spec's error body with 429 and a Retry-After header.
+  too_many_requests: 429,
   server_error: 500,
 } as const
 

@@ -8,6 +8,8 @@ import { describeError } from './lib/log.ts'
 import { MAX_MULTIPART_BYTES } from './lib/strict-request.ts'
 import { pruneExpiredCodes } from './oauth/codes.ts'
 import { pruneExpiredPasskeys } from './passkeys/store.ts'
+import { rememberPeer } from './ratelimit/peer.ts'
+import { pruneRateLimits } from './ratelimit/limits.ts'
 import { pruneExpiredPasses } from './verification/age-pass.ts'
 import { pruneExpiredSessions } from './verification/sessions.ts'
 
@@ -15,19 +17,21 @@ const PRUNE_EVERY_MS = 10 * 60_000
 /** Codes are kept an hour past expiry so a late replay is still recognised and revokes its tokens. */
 const KEEP_EXPIRED_MS = 60 * 60_000
 
-/** Deletes expired codes, verification sessions, age passes and passkeys; audit rows and usage stay. */
+/** Deletes expired codes, verification sessions, age passes, passkeys and past rate-limit windows; audit rows and usage stay. */
 export async function pruneExpired(deps: AppDeps): Promise<void> {
   const before = new Date(deps.clock.now().getTime() - KEEP_EXPIRED_MS)
   await pruneExpiredCodes(deps.db, before)
   await pruneExpiredSessions(deps.db, before)
   await pruneExpiredPasses(deps.db, before)
   await pruneExpiredPasskeys(deps.db, before)
+  await pruneRateLimits(deps.db, before)
 }
 
 /** Runs the HTTP server until SIGTERM or SIGINT, then stops accepting, finishes, and closes the database. */
 export async function runServer(config: Config): Promise<void> {
   const services = await startServices(config, { estimator: true })
   const { deps } = services
+  const handler = createHandler(deps)
   const server = Bun.serve({
     port: config.port,
     hostname: config.host,
@@ -37,7 +41,10 @@ export async function runServer(config: Config): Promise<void> {
       deps.log.error('request_failed', { code: 'UNHANDLED', ...describeError(cause) })
       return new Response(JSON.stringify(serverError.toBody()), { status: 500, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } })
     },
-    fetch: createHandler(deps),
+    fetch: (request, server) => {
+      rememberPeer(request, server.requestIP(request)?.address)
+      return handler(request)
+    },
     // Form posts with camera frames are the largest bodies (MAX_MULTIPART_BYTES); JSON routes bound their own.
     maxRequestBodySize: MAX_MULTIPART_BYTES + 64 * 1024,
   })

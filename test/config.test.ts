@@ -30,6 +30,12 @@ describe('loadConfig (DESIGN.md "Configuration")', () => {
       metricsToken: undefined,
       metricsPublic: false,
       credentials: undefined,
+      limits: {
+        authFailures: { max: 30, windowMs: 60_000 },
+        sessions: { max: 120, windowMs: 60_000 },
+        checks: { max: 300, windowMs: 600_000 },
+      },
+      trustProxy: false,
       production: false,
     })
   })

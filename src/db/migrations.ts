@@ -7,6 +7,7 @@ import m0002 from '../../drizzle/0002_face_check.sql' with { type: 'text' }
 import m0003 from '../../drizzle/0003_client_home_url.sql' with { type: 'text' }
 import m0004 from '../../drizzle/0004_face_challenge.sql' with { type: 'text' }
 import m0005 from '../../drizzle/0005_credentials_passkeys.sql' with { type: 'text' }
+import m0006 from '../../drizzle/0006_rate_limits.sql' with { type: 'text' }
 
 export const migrationJournal = journal
 
@@ -18,4 +19,5 @@ export const migrationFiles: Record<string, string> = {
   '0003_client_home_url': m0003,
   '0004_face_challenge': m0004,
   '0005_credentials_passkeys': m0005,
+  '0006_rate_limits': m0006,
 }

@@ -226,3 +226,17 @@ export const passkeys = pgTable('passkeys', {
   /** After this a fresh check is required: the proof ages, and a lost device should not work forever. */
   expiresAt: instant('expires_at').notNull(),
 })
+
+/**
+ * Abuse limits shared by every instance: hits per key (a purpose and an address or client id) in the
+ * current fixed window. One row per key; a hit in a new window starts the count again (src/ratelimit/).
+ */
+export const rateLimits = pgTable(
+  'rate_limits',
+  {
+    key: text('key').primaryKey(),
+    windowStart: instant('window_start').notNull(),
+    hits: integer('hits').notNull(),
+  },
+  (t) => [index('rate_limits_window').on(t.windowStart)],
+)

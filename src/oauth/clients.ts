@@ -2,7 +2,8 @@ import { asc, eq } from 'drizzle-orm'
 import type { Database } from '../db/client.ts'
 import { clients, type ClientStatus } from '../db/schema.ts'
 import { OAuthError } from '../errors.ts'
-import { constantTimeEqual, hmacHex, randomToken } from '../lib/crypto.ts'
+import { constantTimeEqual, hmacHex, randomToken, sha256Hex } from '../lib/crypto.ts'
+import { checkLimit as refuseIfLimited, recordHit, type Limit } from '../ratelimit/limits.ts'
 import type { Clock } from '../lib/clock.ts'
 import type { ServerKeys } from '../keys/server-keys.ts'
 
@@ -141,18 +142,37 @@ export async function rotateClientSecret(deps: ClientDeps, clientId: string): Pr
 /**
  * Authenticates a client from an `Authorization: Basic` header (SPEC.md §5). Unknown id and wrong secret
  * are the same `invalid_client`; a suspended client that proves its secret learns `client_suspended`.
+ * With `limits`, failures are counted per address and per client id from that address, and an address past
+ * its limit gets 429 before any secret is checked. Not per client id alone: anyone could then lock a site
+ * out of its own API by failing on purpose, and a 256-bit secret is not guessed by trying.
  */
-export async function authenticateClient(deps: ClientDeps, authorization: string | undefined): Promise<Client> {
+export async function authenticateClient(
+  deps: ClientDeps,
+  authorization: string | undefined,
+  limits?: { address: string; authFailures: Limit },
+): Promise<Client> {
+  const addressKey = limits && `auth:${limits.address}`
+  if (limits) await refuseIfLimited(deps, addressKey!, limits.authFailures)
   const credentials = parseBasicAuthorization(authorization)
-  if (!credentials) throw new OAuthError('invalid_client', 'Client authentication failed: send HTTP Basic client_id:client_secret')
-  const client = await findClient(deps.db, credentials.clientId)
-  // Hash even for an unknown id so both failures take the same time.
-  const presented = hashSecret(deps.keys, credentials.secret)
-  if (!client || !constantTimeEqual(presented, client.secretHash)) {
-    throw new OAuthError('invalid_client', 'Client authentication failed')
+  const clientKey = limits && credentials && `auth:${limits.address}:${sha256Hex(credentials.clientId).slice(0, 32)}`
+  if (clientKey) await refuseIfLimited(deps, clientKey, limits!.authFailures)
+  try {
+    if (!credentials) throw new OAuthError('invalid_client', 'Client authentication failed: send HTTP Basic client_id:client_secret')
+    const client = await findClient(deps.db, credentials.clientId)
+    // Hash even for an unknown id so both failures take the same time.
+    const presented = hashSecret(deps.keys, credentials.secret)
+    if (!client || !constantTimeEqual(presented, client.secretHash)) {
+      throw new OAuthError('invalid_client', 'Client authentication failed')
+    }
+    if (client.status !== 'active') throw new OAuthError('client_suspended', 'This client is suspended')
+    return client
+  } catch (cause) {
+    if (limits && cause instanceof OAuthError && cause.code === 'invalid_client') {
+      await recordHit(deps, addressKey!, limits.authFailures)
+      if (clientKey) await recordHit(deps, clientKey, limits.authFailures)
+    }
+    throw cause
   }
-  if (client.status !== 'active') throw new OAuthError('client_suspended', 'This client is suspended')
-  return client
 }
 
 /**

@@ -2,6 +2,7 @@ import { Elysia, t } from 'elysia'
 import type { AppDeps } from '../deps.ts'
 import { OAuthError } from '../errors.ts'
 import { readStrictBody } from '../lib/strict-request.ts'
+import { peerAddress } from '../ratelimit/peer.ts'
 import { authenticateClient } from './clients.ts'
 import { redeemCode } from './codes.ts'
 import {
@@ -25,12 +26,13 @@ const noStore = { 'cache-control': 'no-store', pragma: 'no-cache' }
 /** The token endpoints: code exchange (§4.2), validation (§4.3) and `/api/oauth/validate` (DESIGN.md). */
 export function oauthRoutes(deps: AppDeps) {
   const tokenDeps = { ...deps, issuerUrl: deps.config.issuerUrl }
+  const limitsFor = (request: Request) => ({ address: peerAddress(request, deps.config.trustProxy), authFailures: deps.config.limits.authFailures })
   return new Elysia({ name: 'oauth-routes' })
     .post(
       '/api/oauth/token',
-      async ({ body, headers, set }) => {
+      async ({ body, headers, request, set }) => {
         Object.assign(set.headers, noStore)
-        const client = await authenticateClient(deps, headers.authorization)
+        const client = await authenticateClient(deps, headers.authorization, limitsFor(request))
         if (body.grant_type !== 'authorization_code') {
           throw new OAuthError('unsupported_grant_type', 'grant_type must be authorization_code')
         }
@@ -80,10 +82,10 @@ export function oauthRoutes(deps: AppDeps) {
     })
     .post(
       '/api/oauth/validate',
-      async ({ body, headers, set, status }) => {
+      async ({ body, headers, request, set, status }) => {
         Object.assign(set.headers, noStore)
         // With client credentials, a token issued to another client is invalid.
-        const audience = headers.authorization ? (await authenticateClient(deps, headers.authorization)).id : undefined
+        const audience = headers.authorization ? (await authenticateClient(deps, headers.authorization, limitsFor(request))).id : undefined
         const claims = await verifyAgeToken(tokenDeps, body.token, { audience })
         if (!claims) return status(401, { ...invalidToken, active: false as const })
         return { ...describeValidToken(claims), active: true as const }

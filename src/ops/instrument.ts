@@ -1,3 +1,4 @@
+import { carryPeer } from '../ratelimit/peer.ts'
 import { serverError } from '../errors.ts'
 import { withDeadline } from '../lib/deadline.ts'
 import type { Logger } from '../lib/log.ts'
@@ -59,6 +60,7 @@ export function instrument(handle: (request: Request) => Promise<Response>, log:
     const headers = new Headers(request.headers)
     headers.set('x-request-id', requestId)
     const forwarded = new Request(request, { headers })
+    carryPeer(request, forwarded)
     const pathname = new URL(request.url).pathname
     const route = routeLabel(pathname)
     const response = pathname.startsWith('/api/')

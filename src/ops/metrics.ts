@@ -37,5 +37,11 @@ export function createMetrics() {
       help: 'Requests refused with payment_required because a plan reached its limit',
       registers: [registry],
     }),
+    rateLimited: new Counter({
+      name: 'ofage_rate_limited_total',
+      help: 'Requests refused with 429 by an abuse limit, by where (api or page)',
+      labelNames: ['route'] as const,
+      registers: [registry],
+    }),
   }
 }

@@ -249,6 +249,7 @@ const en: Messages = {
     session_expired: 'This page has expired or was opened in another browser. Go back to the site and start again.',
     forbidden: 'This form was not sent from this page. Go back to the site and start again.',
     not_found: 'There is no page at this address.',
+    too_many_requests: 'Too many requests from your network. Please wait a minute and try again.',
     server_error: 'Something went wrong on our side. Please try again in a moment.',
   },
 }
@@ -389,6 +390,7 @@ const de: Messages = {
     session_expired: 'Diese Seite ist abgelaufen oder wurde in einem anderen Browser geöffnet. Kehren Sie zur Website zurück und beginnen Sie neu.',
     forbidden: 'Dieses Formular wurde nicht von dieser Seite gesendet. Kehren Sie zur Website zurück und beginnen Sie neu.',
     not_found: 'Unter dieser Adresse gibt es keine Seite.',
+    too_many_requests: 'Zu viele Anfragen aus Ihrem Netz. Bitte warten Sie eine Minute und versuchen Sie es erneut.',
     server_error: 'Bei uns ist etwas schiefgelaufen. Bitte versuchen Sie es gleich noch einmal.',
   },
 }

@@ -2,6 +2,7 @@ import { Elysia, t } from 'elysia'
 import type { AppDeps } from '../deps.ts'
 import { rejectDuplicateQuery } from '../lib/strict-request.ts'
 import { authenticateClient } from '../oauth/clients.ts'
+import { peerAddress } from '../ratelimit/peer.ts'
 import { ErrorBody } from '../oauth/model.ts'
 import { countUsage, periods, resolveInterval } from './report.ts'
 
@@ -30,7 +31,7 @@ export function usageRoutes(deps: AppDeps) {
     async ({ query, headers, request, set }) => {
       set.headers['cache-control'] = 'no-store'
       rejectDuplicateQuery(request)
-      const client = await authenticateClient(deps, headers.authorization)
+      const client = await authenticateClient(deps, headers.authorization, { address: peerAddress(request, deps.config.trustProxy), authFailures: deps.config.limits.authFailures })
       const interval = resolveInterval(query, { now: deps.clock.now(), clientCreatedAt: client.createdAt })
       return {
         client_id: client.id,

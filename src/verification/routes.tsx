@@ -16,6 +16,8 @@ import { methodRoutes } from './method-routes.tsx'
 import { BROWSER_COOKIE, createPageContext, FormBody, LangQuery, readForm, stringCookie } from './page-context.tsx'
 import { passkeyRoutes } from './passkey-routes.tsx'
 import { createSession, SESSION_LIFETIME_MS } from './sessions.ts'
+import { takeHit } from '../ratelimit/limits.ts'
+import { peerAddress } from '../ratelimit/peer.ts'
 
 /** The files under public/ that pages load, embedded in a compiled binary; nothing else is served. */
 const assets: Record<string, { path: string; type: string }> = {
@@ -66,6 +68,8 @@ export function pageRoutes(deps: AppDeps) {
         if (!browserId || browserId.length > 64) browserId = randomToken(24)
         // Sent again on every new request, so the cookie always outlives the session it binds.
         cookie[BROWSER_COOKIE]!.set({ value: browserId, ...cookieOptions, maxAge: (2 * SESSION_LIFETIME_MS) / 1000 })
+        // Each session is a row and a CSRF token: one address may open only so many a minute.
+        await takeHit(deps, `session:${peerAddress(request, deps.config.trustProxy)}`, deps.config.limits.sessions)
         const session = await createSession(deps, authorization, browserId)
         return render({ session, client: authorization.client, cookie, lang: pickLanguage(request.headers.get('accept-language'), query.lang) }, set)
       },

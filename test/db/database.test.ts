@@ -30,6 +30,7 @@ describe('migrations', () => {
         'clients',
         'credential_requests',
         'passkeys',
+        'rate_limits',
         'server_secrets',
         'usage_daily',
         'verification_sessions',

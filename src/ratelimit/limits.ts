@@ -1,0 +1,62 @@
+import { and, eq, lt, sql } from 'drizzle-orm'
+import type { Database } from '../db/client.ts'
+import { rateLimits } from '../db/schema.ts'
+import { OAuthError } from '../errors.ts'
+
+/** How many hits a key may take per window. */
+export type Limit = { max: number; windowMs: number }
+
+export type LimitDeps = { db: Database; clock: { now(): Date } }
+
+/** Thrown when a key is over its limit: the error body's status is 429, and `retryAfter` goes into the header. */
+export class RateLimitedError extends OAuthError {
+  constructor(readonly retryAfterSeconds: number) {
+    super('too_many_requests', `Too many requests; try again in ${retryAfterSeconds} seconds`)
+  }
+}
+
+function windowOf(limit: Limit, now: Date): { start: Date; retryAfterSeconds: number } {
+  const start = Math.floor(now.getTime() / limit.windowMs) * limit.windowMs
+  return { start: new Date(start), retryAfterSeconds: Math.max(1, Math.ceil((start + limit.windowMs - now.getTime()) / 1000)) }
+}
+
+/**
+ * Counts one hit and refuses it when the key is past its limit. One statement, so every instance on the
+ * database shares the count and parallel hits each count (fixed windows: simple, and at worst twice the
+ * rate across a window's edge).
+ */
+export async function takeHit(deps: LimitDeps, key: string, limit: Limit): Promise<void> {
+  const { start, retryAfterSeconds } = windowOf(limit, deps.clock.now())
+  const [row] = await deps.db
+    .insert(rateLimits)
+    .values({ key, windowStart: start, hits: 1 })
+    .onConflictDoUpdate({
+      target: rateLimits.key,
+      set: {
+        hits: sql`case when ${rateLimits.windowStart} = excluded.window_start then ${rateLimits.hits} + 1 else 1 end`,
+        windowStart: sql`excluded.window_start`,
+      },
+    })
+    .returning({ hits: rateLimits.hits })
+  if ((row?.hits ?? 0) > limit.max) throw new RateLimitedError(retryAfterSeconds)
+}
+
+/** Refuses when the key is already past its limit in this window, without counting (for failures counted later). */
+export async function checkLimit(deps: LimitDeps, key: string, limit: Limit): Promise<void> {
+  const { start, retryAfterSeconds } = windowOf(limit, deps.clock.now())
+  const [row] = await deps.db
+    .select({ hits: rateLimits.hits })
+    .from(rateLimits)
+    .where(and(eq(rateLimits.key, key), eq(rateLimits.windowStart, start)))
+  if ((row?.hits ?? 0) >= limit.max) throw new RateLimitedError(retryAfterSeconds)
+}
+
+/** Counts a hit without refusing: a failure that has already been answered. */
+export async function recordHit(deps: LimitDeps, key: string, limit: Limit): Promise<void> {
+  await takeHit(deps, key, { ...limit, max: Number.MAX_SAFE_INTEGER })
+}
+
+export async function pruneRateLimits(db: Database, before: Date): Promise<number> {
+  const deleted = await db.delete(rateLimits).where(lt(rateLimits.windowStart, before)).returning({ key: rateLimits.key })
+  return deleted.length
+}
