@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { decodeJwt } from 'jose'
+import { describeError } from '../src/lib/log.ts'
 import { createTestContext, json, queryRows, REDIRECT_URI, type TestContext } from './helpers.ts'
 import { testBrowser } from './verification/browser.ts'
 
@@ -143,5 +144,15 @@ describe('test mode cannot be mistaken for live', () => {
     expect(await check((await ctx.tokenFor(shop, { ageOver: 18 })).access_token, shop.id, 21)).not.toBe('accepted')
     const other = await ctx.createClient({ name: 'Rival' })
     expect(await check((await ctx.tokenFor(other, { ageOver: 21 })).access_token, shop.id, 21)).not.toBe('accepted')
+  })
+})
+
+describe('what a crash writes to the log', () => {
+  test("a failed query's parameters and a URL's query string never reach the log", () => {
+    const failed = new Error('Failed query: select * from verification_sessions where state = $1\nparams: my-state-secret,csrf-value')
+    failed.cause = new Error('fetch https://shop.example/callback?code=abc&state=xyz failed')
+    const logged = JSON.stringify(describeError(failed))
+    expect(logged).toContain('Failed query')
+    for (const secret of ['my-state-secret', 'csrf-value', 'code=abc', 'state=xyz']) expect(logged).not.toContain(secret)
   })
 })

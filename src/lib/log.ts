@@ -23,8 +23,19 @@ export const silentLogger: Logger = { info() {}, error() {} }
  * (Drizzle wraps the driver's error, which says what actually failed), nothing from the request.
  */
 export function describeError(error: unknown): Record<string, unknown> {
-  if (!(error instanceof Error)) return { error: String(error) }
+  if (!(error instanceof Error)) return { error: redact(String(error)) }
   const causes: string[] = []
-  for (let cause = error.cause; cause instanceof Error && causes.length < 5; cause = cause.cause) causes.push(`${cause.name}: ${cause.message}`)
-  return { error: error.name, message: error.message, ...(causes.length > 0 && { causes }), stack: error.stack }
+  for (let cause = error.cause; cause instanceof Error && causes.length < 5; cause = cause.cause) causes.push(`${cause.name}: ${redact(cause.message)}`)
+  const stack = error.stack?.replace(error.message, redact(error.message))
+  return { error: error.name, message: redact(error.message), ...(causes.length > 0 && { causes }), stack: stack && redact(stack) }
+}
+
+/**
+ * What an error message may carry into the log. A failed query's message lists its parameters (session id
+ * hashes, a client's state, a CSRF token), and a URL its query string (codes, states): both are cut.
+ */
+export function redact(message: string): string {
+  return message
+    .replace(/(params|parameters):[\s\S]*?(?=\n\s+at |$)/gi, '$1: [redacted]')
+    .replace(/(https?:\/\/[^\s?"']*)\?[^\s"']*/g, '$1?[redacted]')
 }
