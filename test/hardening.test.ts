@@ -156,3 +156,20 @@ describe('what a crash writes to the log', () => {
     for (const secret of ['my-state-secret', 'csrf-value', 'code=abc', 'state=xyz']) expect(logged).not.toContain(secret)
   })
 })
+
+describe('the five attempts of a session hold under concurrency', () => {
+  test('a burst of 25 failing checks runs at most five; a passing post after it finds the session locked', async () => {
+    const sandbox = await ctx.createClient({ name: 'Burst shop', sandbox: true })
+    const browser = testBrowser(ctx)
+    const { page } = await browser.open({ client_id: sandbox.id, state: 'burst' })
+    const post = (age: string) => browser.post(page.action('/methods/sandbox'), { csrf: page.csrf!, age, method_class: 'age_only' })
+    const answers = await Promise.all(Array.from({ length: 25 }, () => post('12').then((r) => r.text())))
+    expect(answers.filter((html) => html.includes('did not confirm')).length).toBeLessThanOrEqual(5)
+    const [row] = await queryRows<{ failed_attempts: number }>(ctx.deps.db, sql`select failed_attempts from verification_sessions where state = 'burst'`)
+    expect(row!.failed_attempts).toBe(5)
+    const late = await post('30')
+    expect(late.status).toBe(200)
+    expect(late.headers.get('location')).toBeNull()
+    expect(await late.text()).toContain('Too many attempts')
+  })
+})

@@ -19,18 +19,55 @@ const mimeTypes: Record<BodyType, string> = {
  * Reads a request body as a flat object, strictly: only the allowed content types, a size bound,
  * well-formed JSON, and no member given twice (SPEC.md §7: duplicate parameters are `invalid_request`;
  * `JSON.parse` would silently keep the last one). Failures are `invalid_request`.
+ *
+ * A body over the bound is refused unread when it says its length, and cut off at the bound when it does
+ * not (chunked). A multipart body, the only large kind, must say its length: an upload over the bound is
+ * refused before a byte of it is read, and the server's HTTP parser ends the body at that length.
  */
 export async function readStrictBody(request: Request, allowed: BodyType[], maxBytes?: number): Promise<Record<string, unknown>> {
-  const mime = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase()
-  const type = allowed.find((candidate) => mimeTypes[candidate] === mime)
+  const type = allowed.find((candidate) => mimeTypes[candidate] === mimeOf(request))
   if (!type) throw new OAuthError('invalid_request', `Content-Type must be ${allowed.map((t) => mimeTypes[t]).join(' or ')}`)
   const limit = maxBytes ?? (type === 'multipart' ? MAX_MULTIPART_BYTES : MAX_BODY_BYTES)
-  const declared = Number(request.headers.get('content-length') ?? 0)
-  if (declared > limit) throw tooLarge(limit)
+  const length = request.headers.get('content-length')
+  if (type === 'multipart' && length === null) throw new OAuthError('invalid_request', 'A multipart body needs a Content-Length')
+  const declared = length === null ? undefined : Number(length)
+  if (declared !== undefined && !(Number.isSafeInteger(declared) && declared >= 0)) throw new OAuthError('invalid_request', 'The Content-Length is not a number of bytes')
+  if (declared !== undefined && declared > limit) throw tooLarge(limit)
+  // Left to the runtime's parser, which reads the body once: a copy of our own would cost the upload's size again.
   if (type === 'multipart') return parseMultipart(request)
-  const text = await request.text()
-  if (text.length > limit) throw tooLarge(limit)
+  const bytes = await readBytes(request, declared ?? limit, () =>
+    declared === undefined ? tooLarge(limit) : new OAuthError('invalid_request', 'The request body is longer than its Content-Length'),
+  )
+  const text = new TextDecoder().decode(bytes)
   return type === 'json' ? parseJsonObject(text) : parseForm(text)
+}
+
+/** Whether a request says its body is multipart/form-data: the one kind large enough to bound separately. */
+export function isMultipart(request: Request): boolean {
+  return mimeOf(request) === mimeTypes.multipart
+}
+
+function mimeOf(request: Request): string {
+  return (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase()
+}
+
+/** The body in one buffer of `capacity` bytes; a body that goes on past it is refused with `overflow()`. */
+async function readBytes(request: Request, capacity: number, overflow: () => OAuthError): Promise<Uint8Array<ArrayBuffer>> {
+  if (!request.body) return new Uint8Array(0)
+  const buffer = new Uint8Array(capacity)
+  let filled = 0
+  try {
+    // Leaving the loop early cancels the stream: the rest of an oversized body is never pulled.
+    for await (const chunk of request.body) {
+      if (filled + chunk.byteLength > capacity) throw overflow()
+      buffer.set(chunk, filled)
+      filled += chunk.byteLength
+    }
+  } catch (cause) {
+    if (cause instanceof OAuthError) throw cause
+    throw new OAuthError('invalid_request', 'The request body could not be read to its end')
+  }
+  return buffer.subarray(0, filled)
 }
 
 function parseJsonObject(text: string): Record<string, unknown> {

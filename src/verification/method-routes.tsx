@@ -3,28 +3,39 @@ import { Elysia, t } from 'elysia'
 import type { AppDeps } from '../deps.ts'
 import { EstimatorBusyError } from '../estimator/types.ts'
 import { OAuthError } from '../errors.ts'
-import { readStrictBody } from '../lib/strict-request.ts'
+import { createConcurrencyLimit } from '../lib/concurrency-limit.ts'
+import { isMultipart, readStrictBody } from '../lib/strict-request.ts'
+import { takeHit } from '../ratelimit/limits.ts'
+import { peerAddress } from '../ratelimit/peer.ts'
 import { siteHomeUrl } from '../oauth/clients.ts'
 import { languages } from '../pages/i18n.ts'
 import { closeMethod, consumeFaceChallenge, issueFaceChallenge } from './face-challenge.ts'
-import type { Verdict } from './methods/method.ts'
+import type { Verdict, VerificationMethod } from './methods/method.ts'
 import { FormBody, LangQuery, readForm } from './page-context.tsx'
 import type { Page, PageContext, ResponseSet } from './page-context.tsx'
-import { MAX_FAILED_ATTEMPTS, recordFailedAttempt, type VerificationSession } from './sessions.ts'
+import { MAX_FAILED_ATTEMPTS, refundAttempt, reserveAttempt, type VerificationSession } from './sessions.ts'
 
 /** A method's form: text fields, and for the face check, files (gathered in arrays by the parser). */
 const MethodBody = t.Object(
   { csrf: t.String({ maxLength: 128 }) },
   { additionalProperties: t.Union([t.String({ maxLength: 1024 }), t.Array(t.Unknown(), { maxItems: 16 })]) },
 )
-const readMethodForm = ({ request }: { request: Request }) => readStrictBody(request, ['form', 'multipart'])
+
+/** Where the page's script repeats the form's CSRF token, so that a wrong one is refused before the upload is read. */
+const CSRF_HEADER = 'x-csrf-token'
 
 /**
  * The verification methods' posts: a method's evidence, checked and turned into a verdict, and the face
  * check's live challenge. A failure counts an attempt (five per session) unless it was the submission's
  * fault; an approval completes the session.
  */
-export function methodRoutes(deps: AppDeps, { openForm, render, complete, offeredMethods }: PageContext) {
+export function methodRoutes(deps: AppDeps, { openPost, checkPostToken, openForm, render, complete, offeredMethods }: PageContext) {
+  // An upload being read or analysed holds up to MAX_MULTIPART_BYTES, and its parsed frames as much again.
+  // The estimator works on FACE_WORKERS frames and lets FACE_QUEUE wait (a request sends one frame at a
+  // time); as many uploads again may be arriving while the workers are busy. Past that, an upload read would
+  // only be answered "busy" after costing its memory, so it is answered "busy" unread.
+  const uploads = createConcurrencyLimit(2 * deps.config.face.workers + deps.config.face.queue)
+
   /**
    * How a method post is answered: the page again (a plain form post), or, for the page's script,
    * JSON that says what the page would have shown, so the script can keep the camera running.
@@ -57,6 +68,55 @@ export function methodRoutes(deps: AppDeps, { openForm, render, complete, offere
     }
   }
 
+  /** A method's evidence, read and checked against the session: the verdict, and the answer that says it. */
+  async function checkEvidence(page: Page, method: VerificationMethod, body: typeof MethodBody.static, reply: ReturnType<typeof answerer>, set: ResponseSet) {
+    const t = languages[page.lang]
+    const fields: Record<string, string> = {}
+    const files: File[] = []
+    for (const [name, value] of Object.entries(body)) {
+      if (typeof value === 'string') {
+        if (name !== 'csrf') fields[name] = value
+      } else if (Array.isArray(value)) {
+        files.push(...(value as unknown[]).filter((item): item is File => item instanceof File))
+      }
+    }
+    if (!Value.Check(method.evidence, fields)) return reply.refused(400, t.invalidEvidence)
+    const attempt = await reserveAttempt(deps.db, page.session)
+    if (attempt === undefined) return reply.refused(200, undefined, { ...page.session, failedAttempts: MAX_FAILED_ATTEMPTS })
+    let verdict: Verdict
+    try {
+      verdict = await method.check({
+        fields,
+        files,
+        ageRequired: page.session.ageRequired,
+        client: page.client,
+        consumeChallenge: (id) => consumeFaceChallenge(deps, page.session, id),
+        session: page.session,
+      })
+    } catch (cause) {
+      await refundAttempt(deps.db, page.session)
+      if (!(cause instanceof EstimatorBusyError)) throw cause
+      // Busy is not the visitor's failure: no attempt counted, and a hint when to come back.
+      deps.metrics.verifications.inc({ method: method.id, outcome: 'busy' })
+      set.headers['retry-after'] = '5'
+      return reply.refused(503, t.face.busy)
+    }
+    const outcome = verdict.approved ? 'approved' : verdict.countsAsAttempt === false ? 'unreadable' : 'failed'
+    deps.metrics.verifications.inc({ method: method.id, outcome })
+    if (verdict.approved) return reply.approved(await complete(page, set, { ...verdict, method: method.id }))
+    if (verdict.countsAsAttempt === false) {
+      await refundAttempt(deps.db, page.session)
+      return reply.refused(400, verdict.reason(t))
+    }
+    const failed = attempt
+    if (verdict.closesMethod) await closeMethod(deps.db, page.session, method.id)
+    const left = MAX_FAILED_ATTEMPTS - failed
+    const session = { ...page.session, failedAttempts: failed, closedMethods: verdict.closesMethod ? [...page.session.closedMethods, method.id] : page.session.closedMethods }
+    // An answer the same face would get again says so, and points to the other ways, not to a retry.
+    const retry = left > 0 && !verdict.closesMethod ? `${t.tryAgain} ${t.attemptsLeft(left)}` : ''
+    return reply.refused(200, `${verdict.reason(t)} ${retry}`.trim(), session)
+  }
+
   return new Elysia({ name: 'method-routes' })
     .post(
       '/s/:id/methods/:method/challenge',
@@ -74,53 +134,42 @@ export function methodRoutes(deps: AppDeps, { openForm, render, complete, offere
     )
     .post(
       '/s/:id/methods/:method',
-      async ({ params, query, body, request, cookie, set }) => {
-        const page = await openForm(params.id, cookie, request, query.lang, body.csrf)
+      async ({ params, query, request, cookie, set }) => {
+        // Whatever needs no body is checked before the body is read: an upload is up to 24 MiB, and an
+        // unknown session, another browser's, or a wrong token must not cost the server that much.
+        const page = await openPost(params.id, cookie, request, query.lang)
         const t = languages[page.lang]
         const method = offeredMethods(page).find((m) => m.id === params.method)
         if (!method) throw new OAuthError('not_found', 'No such verification method for this client')
+        const headerToken = request.headers.get(CSRF_HEADER)
+        if (headerToken !== null) checkPostToken(page, headerToken)
         // The page's script asks for JSON so that the camera can stay on between tries.
         const reply = answerer(page, set, method.id, (request.headers.get('accept') ?? '').includes('application/json'))
         if (page.session.failedAttempts >= MAX_FAILED_ATTEMPTS) return reply.refused(200, undefined)
-        const fields: Record<string, string> = {}
-        const files: File[] = []
-        for (const [name, value] of Object.entries(body)) {
-          if (typeof value === 'string') {
-            if (name !== 'csrf') fields[name] = value
-          } else if (Array.isArray(value)) {
-            files.push(...(value as unknown[]).filter((item): item is File => item instanceof File))
-          }
-        }
-        if (!Value.Check(method.evidence, fields)) return reply.refused(400, t.invalidEvidence)
-        let verdict: Verdict
-        try {
-          verdict = await method.check({
-            fields,
-            files,
-            ageRequired: page.session.ageRequired,
-            client: page.client,
-            consumeChallenge: (id) => consumeFaceChallenge(deps, page.session, id),
-            session: page.session,
-          })
-        } catch (cause) {
-          if (!(cause instanceof EstimatorBusyError)) throw cause
-          // Busy is not the visitor's failure: no attempt counted, and a hint when to come back.
+        // Checks per address, across sessions: opening sessions is free, running checks is not.
+        await takeHit(deps, `check:${peerAddress(request, deps.config.trustProxy)}`, deps.config.limits.checks)
+        const upload = isMultipart(request)
+        const release = upload ? uploads.tryAcquire() : () => {}
+        if (!release) {
           deps.metrics.verifications.inc({ method: method.id, outcome: 'busy' })
           set.headers['retry-after'] = '5'
           return reply.refused(503, t.face.busy)
         }
-        const outcome = verdict.approved ? 'approved' : verdict.countsAsAttempt === false ? 'unreadable' : 'failed'
-        deps.metrics.verifications.inc({ method: method.id, outcome })
-        if (verdict.approved) return reply.approved(await complete(page, set, { ...verdict, method: method.id }))
-        if (verdict.countsAsAttempt === false) return reply.refused(400, verdict.reason(t))
-        const failed = await recordFailedAttempt(deps.db, page.session)
-        if (verdict.closesMethod) await closeMethod(deps.db, page.session, method.id)
-        const left = MAX_FAILED_ATTEMPTS - failed
-        const session = { ...page.session, failedAttempts: failed, closedMethods: verdict.closesMethod ? [...page.session.closedMethods, method.id] : page.session.closedMethods }
-        // An answer the same face would get again says so, and points to the other ways, not to a retry.
-        const retry = left > 0 && !verdict.closesMethod ? `${t.tryAgain} ${t.attemptsLeft(left)}` : ''
-        return reply.refused(200, `${verdict.reason(t)} ${retry}`.trim(), session)
+        try {
+          // The no-JavaScript form sends its token in the body only: checked once read, for a live session of this browser.
+          const body = await readStrictBody(request, ['form', 'multipart'])
+          if (!Value.Check(MethodBody, body)) throw new OAuthError('invalid_request', 'The form does not have the fields of a method post')
+          checkPostToken(page, body.csrf)
+          return await checkEvidence(page, method, body, reply, set)
+        } finally {
+          release()
+          // An upload's buffers live outside the JS heap, and the collector frees them late: under a stream of
+          // uploads the garbage, not the uploads in progress, filled the memory (bench/upload-flood.ts: about
+          // 1 GB against 430 MiB with a collection after each upload, at about 20 ms each).
+          if (upload) Bun.gc(true)
+        }
       },
-      { parse: [readMethodForm, 'urlencoded', 'formdata'], body: MethodBody, query: LangQuery, detail: { hide: true } },
+      // Not parsed before the handler: the session and the token come first (see above).
+      { parse: 'none', query: LangQuery, detail: { hide: true } },
     )
 }

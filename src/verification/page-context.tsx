@@ -53,17 +53,27 @@ export function createPageContext(deps: AppDeps) {
   }
 
   /**
-   * A form post: not from another site (when the browser says), a live session, the right CSRF token.
-   * Under `Referrer-Policy: no-referrer` browsers send `Origin: null` even for our own forms (Fetch
-   * standard, "serializing a request origin"), so "null" says nothing and only a foreign origin, or
-   * `Sec-Fetch-Site: cross-site`, is refused outright.
+   * What a form post is checked for before its body is read: not from another site (when the browser
+   * says), a live session of this browser. Under `Referrer-Policy: no-referrer` browsers send
+   * `Origin: null` even for our own forms (Fetch standard, "serializing a request origin"), so "null" says
+   * nothing and only a foreign origin, or `Sec-Fetch-Site: cross-site`, is refused outright.
    */
-  async function openForm(id: string, cookie: Cookies, request: Request, lang: string | undefined, csrf: string): Promise<Page> {
+  async function openPost(id: string, cookie: Cookies, request: Request, lang: string | undefined): Promise<Page> {
     const origin = request.headers.get('origin')
     const foreignOrigin = origin !== null && origin !== 'null' && origin !== appOrigin
     if (foreignOrigin || request.headers.get('sec-fetch-site') === 'cross-site') throw new OAuthError('forbidden', 'Cross-site form post')
-    const page = await openPage(id, cookie, request, lang)
+    return openPage(id, cookie, request, lang)
+  }
+
+  /** Refuses a post whose CSRF token (a form field, or the page script's `x-csrf-token` header) is not the session's. */
+  function checkPostToken(page: Page, csrf: unknown): void {
     if (!checkCsrfToken(page.session, csrf)) throw new OAuthError('forbidden', 'CSRF token mismatch')
+  }
+
+  /** A form post: {@link openPost}, then the right CSRF token in the form. */
+  async function openForm(id: string, cookie: Cookies, request: Request, lang: string | undefined, csrf: string): Promise<Page> {
+    const page = await openPost(id, cookie, request, lang)
+    checkPostToken(page, csrf)
     return page
   }
 
@@ -145,7 +155,7 @@ export function createPageContext(deps: AppDeps) {
     return methodsFor(methods, page.client).filter((method) => !page.session.closedMethods.includes(method.id))
   }
 
-  return { cookieOptions, openPage, openForm, render, complete, offeredMethods }
+  return { cookieOptions, openPage, openPost, checkPostToken, openForm, render, complete, offeredMethods }
 }
 
 export function stringCookie(cookie: Cookie<unknown> | undefined): string | undefined {

@@ -63,14 +63,26 @@ export function checkCsrfToken(session: VerificationSession, presented: unknown)
   return typeof presented === 'string' && constantTimeEqual(presented, session.csrfToken)
 }
 
-/** Counts a failed check and returns how many there have been, atomically (parallel posts count each). */
-export async function recordFailedAttempt(db: Database, session: VerificationSession): Promise<number> {
+/**
+ * Takes one of the session's attempts before a check runs, atomically: of any number of posts racing, at
+ * most the attempts left get one, so a burst cannot run more checks than the limit allows. Returns the
+ * attempts used with this one, or undefined when none is left. A check that must not count gives it back.
+ */
+export async function reserveAttempt(db: Database, session: VerificationSession): Promise<number | undefined> {
   const [row] = await db
     .update(verificationSessions)
     .set({ failedAttempts: sql`${verificationSessions.failedAttempts} + 1` })
-    .where(eq(verificationSessions.idHash, session.idHash))
+    .where(and(eq(verificationSessions.idHash, session.idHash), lt(verificationSessions.failedAttempts, MAX_FAILED_ATTEMPTS)))
     .returning({ failedAttempts: verificationSessions.failedAttempts })
-  return row?.failedAttempts ?? MAX_FAILED_ATTEMPTS
+  return row?.failedAttempts
+}
+
+/** Gives back an attempt taken for a check that does not count (an unreadable picture, a busy estimator). */
+export async function refundAttempt(db: Database, session: VerificationSession): Promise<void> {
+  await db
+    .update(verificationSessions)
+    .set({ failedAttempts: sql`greatest(${verificationSessions.failedAttempts} - 1, 0)` })
+    .where(eq(verificationSessions.idHash, session.idHash))
 }
 
 /**

@@ -12,7 +12,8 @@ export function testBrowser(target: TestContext | { baseUrl: string }) {
   async function request(path: string, init: RequestInit = {}): Promise<Response> {
     const headers = new Headers(init.headers)
     if (jar.size > 0) headers.set('cookie', [...jar].map(([name, value]) => `${name}=${value}`).join('; '))
-    const response = await send(new Request(`${baseUrl}${path}`, { ...init, headers, redirect: 'manual' }))
+    const body = init.body instanceof FormData ? await encodeForm(init.body, headers) : init.body
+    const response = await send(new Request(`${baseUrl}${path}`, { ...init, body, headers, redirect: 'manual' }))
     for (const line of response.headers.getSetCookie()) {
       const [pair = ''] = line.split(';')
       const name = pair.slice(0, pair.indexOf('='))
@@ -38,6 +39,19 @@ export function testBrowser(target: TestContext | { baseUrl: string }) {
   }
 
   return { jar, request, open, post }
+}
+
+/**
+ * A form with files as a browser sends it: multipart bytes with their Content-Length, which the server
+ * requires before it reads an upload (a `Request` built in-process from a FormData carries none).
+ */
+async function encodeForm(form: FormData, headers: Headers): Promise<Uint8Array<ArrayBuffer>> {
+  const encoded = new Request(PUBLIC_URL, { method: 'POST', body: form })
+  // Read before the body: Bun forgets the type it made up for the form once the body is consumed.
+  headers.set('content-type', encoded.headers.get('content-type')!)
+  const bytes = new Uint8Array(await encoded.arrayBuffer())
+  headers.set('content-length', String(bytes.byteLength))
+  return bytes
 }
 
 export type PageForms = {
