@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { decodeJwt } from 'jose'
 import { describeError } from '../src/lib/log.ts'
-import { createTestContext, json, queryRows, REDIRECT_URI, type TestContext } from './helpers.ts'
+import postgres from 'postgres'
+import { createTestContext, json, onPostgres, queryRows, REDIRECT_URI, type TestContext } from './helpers.ts'
 import { testBrowser } from './verification/browser.ts'
 
 /**
@@ -172,4 +173,36 @@ describe('the five attempts of a session hold under concurrency', () => {
     expect(late.headers.get('location')).toBeNull()
     expect(await late.text()).toContain('Too many attempts')
   })
+})
+
+describe.skipIf(!onPostgres)('a lock held outside the service', () => {
+  test("an outside row lock on one client's row does not starve another client's exchange; the blocked ones fail in seconds", async () => {
+    const locked = await ctx.createClient({ name: 'Locked shop' })
+    const other = await ctx.createClient({ name: 'Other shop' })
+    const lockedCodes = await Promise.all(Array.from({ length: 12 }, () => ctx.issueCode({ clientId: locked.id, state: 's' })))
+    const { code } = await ctx.issueCode({ clientId: other.id, state: 's' })
+    const outside = postgres(ctx.config.database.kind === 'postgres' ? ctx.config.database.url : '', { max: 1, onnotice: () => {} })
+    const reserved = await outside.reserve()
+    try {
+      await reserved`begin`
+      await reserved`select 1 from auth_codes where client_id = ${locked.id} for update`
+      const started = performance.now()
+      const blocked = lockedCodes.map(({ code }) =>
+        ctx.exchange(locked.authorization, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, state: 's' }).then((r) => r.status),
+      )
+      const free = await ctx.exchange(other.authorization, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, state: 's' })
+      expect(free.status).toBe(200)
+      const statuses = await Promise.all(blocked)
+      // Ten pooled connections wait out one lock_timeout (3 s) each, the last two a second one: never the 10 s deadline.
+      expect(performance.now() - started).toBeLessThan(8_000)
+      expect(statuses.every((status) => status === 500)).toBe(true)
+    } finally {
+      await reserved`rollback`
+      reserved.release()
+      await outside.end()
+    }
+    // Nothing was used up by the failures: each code still exchanges once.
+    const retried = await ctx.exchange(locked.authorization, { grant_type: 'authorization_code', code: lockedCodes[0]!.code, redirect_uri: REDIRECT_URI, state: 's' })
+    expect(retried.status).toBe(200)
+  }, 20_000)
 })

@@ -10,6 +10,11 @@ import { acquireDataDirLock } from './data-dir-lock.ts'
 import { pgliteAssets } from './pglite-assets.ts'
 import * as schema from './schema.ts'
 
+/** Longest a statement may run on the server (issue 10: no query outlives the 10 s API deadline). */
+export const STATEMENT_TIMEOUT_MS = 8_000
+/** Longest a statement waits for a row or table lock held by someone else. */
+export const LOCK_TIMEOUT_MS = 3_000
+
 /** The one database type the services use: Drizzle over PGlite or over postgres.js, same schema. */
 export type Database = PgDatabase<PgQueryResultHKT, typeof schema>
 
@@ -46,6 +51,11 @@ async function openPostgres(target: DatabaseTarget & { kind: 'postgres' }, optio
     // queue: the request answers 500 and the next one connects afresh (test/database-faults.test.ts).
     connect_timeout: 3,
     idle_timeout: 60,
+    // Every statement ends on the server before the API's 10-second deadline: a query that waits on an
+    // outside lock, or runs away, gives its connection back instead of holding it after the caller gave up.
+    connection: { statement_timeout: STATEMENT_TIMEOUT_MS, lock_timeout: LOCK_TIMEOUT_MS, idle_in_transaction_session_timeout: 10_000 },
+    // A cut link is noticed by TCP keepalive probes, not only by the next query.
+    keep_alive: 5,
   })
   const db = drizzlePostgres(client, { schema }) as unknown as Database
   try {
