@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { and, eq, gt, isNull, lt } from 'drizzle-orm'
-import type { Database } from '../db/client.ts'
+import type { Database, Executor } from '../db/client.ts'
 import { auditLogs, authCodes, clients, type MethodClass, type VerificationLevel } from '../db/schema.ts'
 import { OAuthError } from '../errors.ts'
 import type { Clock } from '../lib/clock.ts'
@@ -37,7 +37,11 @@ export type IssuedCode = { code: string; transactionId: string; expiresAt: Date 
  * code are written in one transaction; with a plan limit, the client row is locked first so concurrent
  * completions are counted one at a time and the limit is never exceeded (`payment_required`).
  */
-export async function issueCode(deps: CodeDeps, check: ApprovedCheck): Promise<IssuedCode> {
+export async function issueCode(
+  deps: CodeDeps,
+  check: ApprovedCheck,
+  options: { /** Runs first in the code's transaction (claiming the page's session); throwing aborts it all. */ claim?(tx: Executor): Promise<void> } = {},
+): Promise<IssuedCode> {
   if (!Number.isInteger(check.ageOver) || check.ageOver < 1 || check.ageOver > 99) {
     throw new OAuthError('invalid_request', 'age_required must be an integer from 1 to 99')
   }
@@ -47,6 +51,7 @@ export async function issueCode(deps: CodeDeps, check: ApprovedCheck): Promise<I
   const expiresAt = new Date(now.getTime() + CODE_LIFETIME_MS)
   const reverification = check.reverification ?? false
   await deps.db.transaction(async (tx) => {
+    await options.claim?.(tx)
     let [client] = await tx.select().from(clients).where(eq(clients.id, check.clientId))
     if (client?.verificationLimit != null) {
       ;[client] = await tx.select().from(clients).where(eq(clients.id, check.clientId)).for('update')

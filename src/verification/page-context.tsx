@@ -14,7 +14,7 @@ import { AGE_PASS_COOKIE, AGE_PASS_LIFETIME_MS, createAgePass, passCovers, readA
 import { callbackUrl } from './authorize.ts'
 import { createMethods, methodsFor } from './methods/index.ts'
 import type { VerificationMethod } from './methods/method.ts'
-import { checkCsrfToken, claimSession, findSession, MAX_FAILED_ATTEMPTS, releaseSession } from './sessions.ts'
+import { checkCsrfToken, claimSession, findSession, MAX_FAILED_ATTEMPTS } from './sessions.ts'
 import type { VerificationSession } from './sessions.ts'
 
 export const BROWSER_COOKIE = 'ofage_browser'
@@ -110,7 +110,7 @@ export function createPageContext(deps: AppDeps) {
 
   /**
    * Turns an approved check into a code and sends the visitor back with it (303). The session is claimed
-   * first, so a double submission issues one code; if issuing fails, the claim is released. A re-verification
+   * in the code's transaction, so a double submission issues one code and a failure leaves it open. A re-verification
    * (an age pass, a passkey) carries the person key of the check it stands for and leaves no new pass.
    */
   async function complete(
@@ -119,12 +119,14 @@ export function createPageContext(deps: AppDeps) {
     approval: { method: string; methodClass: MethodClass; provenAge: number; ageBuffer?: number; reverifiedWith?: Pick<AgePass, 'personKey'> },
   ) {
     const { session, client, cookie } = page
-    if (!(await claimSession(deps, session))) throw new OAuthError('session_expired', 'The verification session was already completed')
-    try {
-      // One person keeps one `sub` per client across checks: the key of an earlier pass, if any.
-      const earlier = approval.reverifiedWith ? undefined : await readAgePass(deps, stringCookie(cookie[AGE_PASS_COOKIE]))
-      const personKey = approval.reverifiedWith?.personKey ?? earlier?.personKey ?? randomToken(32)
-      const { code } = await issueCode(deps, {
+    // One person keeps one `sub` per client across checks: the key of an earlier pass, if any.
+    const earlier = approval.reverifiedWith ? undefined : await readAgePass(deps, stringCookie(cookie[AGE_PASS_COOKIE]))
+    const personKey = approval.reverifiedWith?.personKey ?? earlier?.personKey ?? randomToken(32)
+    // The claim is part of the code's transaction: a refused code, or a process killed half-way, leaves
+    // the session open for another try instead of completed with no code.
+    const { code } = await issueCode(
+      deps,
+      {
         clientId: client.id,
         redirectUri: session.redirectUri,
         state: session.state,
@@ -134,20 +136,22 @@ export function createPageContext(deps: AppDeps) {
         personKey,
         method: approval.method,
         ageBuffer: approval.ageBuffer,
-      })
-      // The pass only once the code exists: a refused code (a plan at its limit) leaves no pass behind.
-      if (!approval.reverifiedWith) {
-        const issued = await createAgePass(deps, { ageOver: approval.provenAge, methodClass: approval.methodClass, sandbox: client.sandbox, personKey })
-        cookie[AGE_PASS_COOKIE]!.set({ value: issued.cookie, ...cookieOptions, maxAge: AGE_PASS_LIFETIME_MS / 1000 })
-      }
-      deps.metrics.codes.inc({ event: 'issued' })
-      Object.assign(set.headers, pageHeaders({ formTargets: [session.redirectUri] }), { location: callbackUrl(session.redirectUri, code, session.state) })
-      set.status = 303
-      return ''
-    } catch (cause) {
-      await releaseSession(deps.db, session)
-      throw cause
+      },
+      {
+        claim: async (tx) => {
+          if (!(await claimSession({ ...deps, db: tx }, session))) throw new OAuthError('session_expired', 'The verification session was already completed')
+        },
+      },
+    )
+    // The pass only once the code exists: a refused code (a plan at its limit) leaves no pass behind.
+    if (!approval.reverifiedWith) {
+      const issued = await createAgePass(deps, { ageOver: approval.provenAge, methodClass: approval.methodClass, sandbox: client.sandbox, personKey })
+      cookie[AGE_PASS_COOKIE]!.set({ value: issued.cookie, ...cookieOptions, maxAge: AGE_PASS_LIFETIME_MS / 1000 })
     }
+    deps.metrics.codes.inc({ event: 'issued' })
+    Object.assign(set.headers, pageHeaders({ formTargets: [session.redirectUri] }), { location: callbackUrl(session.redirectUri, code, session.state) })
+    set.status = 303
+    return ''
   }
 
   /** The methods this page offers: those the client may use, less those this session has closed. */

@@ -1,5 +1,5 @@
 import { and, eq, gt, isNull, lt, sql } from 'drizzle-orm'
-import type { Database } from '../db/client.ts'
+import type { Database, Executor } from '../db/client.ts'
 import { verificationSessions } from '../db/schema.ts'
 import type { Clock } from '../lib/clock.ts'
 import { constantTimeEqual, hmacHex, randomToken, sha256Hex } from '../lib/crypto.ts'
@@ -87,20 +87,16 @@ export async function refundAttempt(db: Database, session: VerificationSession):
 
 /**
  * Marks the session complete, once: of two submissions racing (a double click), only one gets `true`
- * and goes on to issue a code.
+ * and goes on to issue a code. Run inside the code's transaction (`deps.db` a transaction), so the mark
+ * and the code commit together or not at all.
  */
-export async function claimSession(deps: SessionDeps, session: VerificationSession): Promise<boolean> {
+export async function claimSession(deps: { db: Executor; clock: Clock }, session: VerificationSession): Promise<boolean> {
   const claimed = await deps.db
     .update(verificationSessions)
     .set({ completedAt: deps.clock.now() })
     .where(and(eq(verificationSessions.idHash, session.idHash), isNull(verificationSessions.completedAt)))
     .returning({ idHash: verificationSessions.idHash })
   return claimed.length === 1
-}
-
-/** Undoes a claim when issuing the code failed (a plan limit reached meanwhile), so the page can say why. */
-export async function releaseSession(db: Database, session: VerificationSession): Promise<void> {
-  await db.update(verificationSessions).set({ completedAt: null }).where(eq(verificationSessions.idHash, session.idHash))
 }
 
 export async function pruneExpiredSessions(db: Database, before: Date): Promise<number> {
