@@ -84,7 +84,11 @@ function errorResponse(code: string | number, error: unknown, request: Request, 
 function mapError(code: string | number, error: unknown): OAuthError {
   if (error instanceof OAuthError) return error
   if (code === 'NOT_FOUND') return new OAuthError('not_found', 'No such endpoint')
-  if (code === 'PARSE') return new OAuthError('invalid_request', 'The request body could not be parsed')
+  if (code === 'PARSE') {
+    // Elysia wraps what a parse hook throws: our strict reader's own refusal (a duplicate, a bound) says more.
+    const cause = (error as { cause?: unknown }).cause
+    return cause instanceof OAuthError ? cause : new OAuthError('invalid_request', 'The request body could not be parsed')
+  }
   // A malformed percent-escape in the path or query (`/s/%`) fails when the framework decodes it.
   if (error instanceof URIError) return new OAuthError('invalid_request', 'The request URL is not correctly encoded')
   // A response that fails its own schema is our bug, not the caller's: that stays a 500.

@@ -91,7 +91,8 @@ export function demoRoutes(deps: AppDeps, api: ApiFetch) {
         })
         const token = (await exchange.json()) as { access_token?: string; transaction_id?: string; error?: string; error_description?: string }
         if (!exchange.ok || !token.access_token) {
-          set.status = 502
+          // A refused code (stale, reused, made up) came from the visitor's URL: their request, not our upstream, failed.
+          set.status = exchange.status >= 500 ? 502 : 400
           return <DemoProblem message={`The code exchange failed: ${token.error ?? exchange.status} ${token.error_description ?? ''}`} />
         }
         const validation = (await (await call(`/api/verify/token/${token.access_token}`)).json()) as Record<string, unknown>

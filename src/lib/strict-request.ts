@@ -70,7 +70,14 @@ async function readBytes(request: Request, capacity: number, overflow: () => OAu
   return buffer.subarray(0, filled)
 }
 
+/**
+ * Our JSON bodies nest a few levels (a passkey response, four). The parser, the duplicate check and the
+ * schema checks after them all recurse: `[[[…]]]` thousands deep overflowed the stack (a 500).
+ */
+const MAX_JSON_DEPTH = 32
+
 function parseJsonObject(text: string): Record<string, unknown> {
+  if (nestsDeeperThan(text, MAX_JSON_DEPTH)) throw new OAuthError('invalid_request', `The request body nests deeper than ${MAX_JSON_DEPTH} levels`)
   let document
   try {
     document = parseJsonAst(text, { mode: 'json' })
@@ -90,11 +97,28 @@ function parseJsonObject(text: string): Record<string, unknown> {
   return evaluate(document.body) as Record<string, unknown>
 }
 
+/** Whether JSON text opens more than `max` arrays and objects inside each other; brackets in strings do not count. */
+function nestsDeeperThan(text: string, max: number): boolean {
+  let depth = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]
+    if (inString) {
+      if (c === '\\') i++
+      else if (c === '"') inString = false
+    } else if (c === '"') inString = true
+    else if (c === '[' || c === '{') {
+      if (++depth > max) return true
+    } else if (c === ']' || c === '}') depth--
+  }
+  return false
+}
+
 function parseForm(text: string): Record<string, unknown> {
   const body: Record<string, string> = {}
   for (const [name, value] of new URLSearchParams(text)) {
     if (Object.hasOwn(body, name)) throw duplicate(name)
-    body[name] = value
+    setOwn(body, name, value)
   }
   return body
 }
@@ -109,17 +133,23 @@ async function parseMultipart(request: Request): Promise<Record<string, unknown>
   }
   const body: Record<string, string | File[]> = {}
   for (const [name, value] of form) {
-    const existing = body[name]
+    // Own members only: a field named `valueOf` or `constructor` is not a second one, and `__proto__` stays a field.
+    const existing = Object.hasOwn(body, name) ? body[name] : undefined
     if (typeof value === 'string') {
       if (existing !== undefined) throw duplicate(name)
-      body[name] = value
+      setOwn(body, name, value)
     } else if (existing === undefined || Array.isArray(existing)) {
-      body[name] = [...(existing ?? []), value]
+      setOwn(body, name, [...(existing ?? []), value])
     } else {
       throw duplicate(name)
     }
   }
   return body
+}
+
+/** `body[name] = value`, except that `__proto__` becomes a member (as JSON.parse makes it) instead of the object's prototype. */
+function setOwn<T>(body: Record<string, T>, name: string, value: T): void {
+  Object.defineProperty(body, name, { value, enumerable: true, writable: true, configurable: true })
 }
 
 function duplicate(name: string): OAuthError {

@@ -1,0 +1,621 @@
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import fc, { type Arbitrary } from 'fast-check'
+import { createDevIssuer, issueDevCredential, type DevCredentialFormat } from '../../src/credentials/dev-issuer.ts'
+import { answerRequest, createDevWallet, presentToVerifier } from '../../src/credentials/dev-wallet.ts'
+import { ageQuery } from '../../src/credentials/openid4vp.ts'
+import { DEMO_CLIENT_ID, demoRedirectUri } from '../../src/demo/demo-client.ts'
+import { errorStatus, type ErrorCode } from '../../src/errors.ts'
+import { EstimatorBusyError, ImageDecodeError, type AgeEstimator, type FaceObservation } from '../../src/estimator/types.ts'
+import type { Logger } from '../../src/lib/log.ts'
+import { createTestContext, PUBLIC_URL, REDIRECT_URI } from '../helpers.ts'
+import { testBrowser } from '../verification/browser.ts'
+
+/**
+ * A property-based fuzzer over every route the app serves (issue 10): requests that mix real values (a
+ * client's credentials, a live session with its browser cookie and CSRF token, a fresh code, a wallet
+ * request, real credential presentations) with hostile ones, and the property every answer must keep:
+ * no 5xx, JSON in the spec's shape under /api/, HTML pages with their CSP elsewhere.
+ */
+
+// ---------------------------------------------------------------------------------------------------
+// Values: a piece of text in a request, printed short in a counterexample even when it is a megabyte.
+
+/** Values of the fixture, looked up when the request is sent (a code or a wallet request is used once). */
+export type Real =
+  | 'clientId' | 'secret' | 'redirectUri' | 'state' | 'code' | 'token' | 'session' | 'csrf' | 'browser' | 'agePass'
+  | 'walletState' | 'requestId' | 'answeredRequestId' | 'challenge' | 'demoState' | 'demoCode' | 'metricsToken' | 'sdJwt' | 'mdoc'
+
+export type Piece =
+  | string
+  /** A real value, optionally edited: at `at % length`, `drop` characters replaced by `insert`. */
+  | { real: Real; edit?: [at: number, drop: number, insert: string] }
+  | { repeat: string; bytes: number }
+  /** `[[[…]]]`, `depth` deep: raw JSON in a JSON body, plain text elsewhere. */
+  | { nested: number }
+  | { concat: Piece[] }
+
+/** A JSON member's value: a piece as a JSON string, or raw JSON text. */
+export type JsonValue = Piece | { json: string }
+
+const protoKeys = ['__proto__', 'constructor', 'toString', 'prototype', 'hasOwnProperty', 'valueOf', '__defineGetter__']
+const nastyWords = [
+  ...protoKeys, '', ' ', '\u0000', 'a\u0000b', '%', '%ff', '%c0%af', '%00', '%%', '%2', '%e2%82', '%u0041', '\ud800', '\udfff\ud800',
+  '😀', '\u202e', '\ufeff', '..', '../../etc/passwd', '%2e%2e%2f', 'null', 'undefined', 'true', '0', '-1', '1e309', 'NaN',
+  '9999-12-31', '0000-01-01', '2026-02-30', '+275760-09-13', '2026-11-22T25:00:00Z', '<script>alert(1)</script>', "' or '1'='1",
+  '\r\n', '\t', 'a=b&c=d', ';', ',', '"', '\\', '[]', '{}', 'a[b]', '__proto__[x]', 'a.b', '=', '&', '#', '?', '/',
+]
+
+/** Pieces that are not what the route expects: the core of every request's hostile half. */
+export function hostilePiece(hugeBytes: number): Arbitrary<Piece> {
+  const word = fc.constantFrom(...nastyWords)
+  const text = fc.oneof(
+    { weight: 4, arbitrary: word },
+    { weight: 3, arbitrary: fc.string({ unit: 'binary', maxLength: 24 }) },
+    { weight: 1, arbitrary: fc.string({ unit: fc.integer({ min: 0, max: 0x1f }).map((c) => String.fromCharCode(c)), maxLength: 8 }) },
+    { weight: 2, arbitrary: fc.array(word, { minLength: 2, maxLength: 4 }).map((words) => words.join('')) },
+  )
+  // Huge and deep values are rare: they are slow to send and refused early, and the rest must be reached too.
+  const huge = fc.record({ repeat: fc.constantFrom('a', '%', '\u0000', 'é', '😀', '%ff', '[', '{"a":', 'a=b&'), bytes: fc.integer({ min: 1024, max: hugeBytes }) })
+  const nested = fc.record({ nested: fc.integer({ min: 64, max: 10_000 }) })
+  return fc.oneof({ weight: 40, arbitrary: text }, { weight: 1, arbitrary: huge }, { weight: 1, arbitrary: nested })
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Requests: what the fuzzer generates (plain data, so fast-check can print and shrink it).
+
+export type HeaderValue = Piece | { basic: Piece[] }
+type Part = { name: Piece; filename?: Piece; type?: string; data: Piece }
+export type Body =
+  | { json: [Piece, JsonValue][] }
+  | { form: [Piece, Piece][] }
+  | { multipart: Part[]; oddity: 'none' | 'no-end' | 'lf' | 'wrong-boundary' | 'no-boundary' }
+  | { text: Piece }
+
+export type RequestSpec = {
+  route: string
+  method: string
+  /** Which live session `session`, `csrf` and `browser` name: a sandbox client's or a production client's. */
+  session: 'sandbox' | 'production'
+  path: Piece[]
+  query: [Piece, Piece][]
+  /** Path, query and form pieces inserted as they are (`%`, `%ff` stay malformed), not percent-encoded. */
+  rawUrl: boolean
+  headers: [string, HeaderValue][]
+  cookies: [Piece, Piece][]
+  contentType?: Piece
+  contentLength?: string
+  body?: Body
+  /** The body's text sent as Latin-1 bytes: `\xff` in a JSON string is then invalid UTF-8. */
+  latin1: boolean
+}
+
+type Fields = Record<string, Arbitrary<Piece>>
+type BodyFields = Record<string, Arbitrary<JsonValue>>
+type BodyType = 'json' | 'form' | 'multipart'
+
+/** What a route takes: its method and path, and the fields, headers and cookies a real caller sends. */
+type Shape = {
+  /** `METHOD /path (variant)`; without the variant, the route's pattern unless `pattern` says otherwise. */
+  name: string
+  pattern?: string
+  method: string
+  path: (string | Arbitrary<Piece>)[]
+  session?: 'sandbox' | 'production'
+  query?: Fields
+  body?: { type: BodyType; fields: BodyFields; files?: boolean }
+  headers?: Record<string, Arbitrary<HeaderValue>>
+  cookies?: Fields
+}
+
+/**
+ * Every route of the app, as a real caller would call it. `strict`: only real values (deep paths need every
+ * gate passed at once: the method, the session, its cookie, its token, the content type); else each value
+ * is hostile one time in five.
+ */
+function shapes(hostile: Arbitrary<Piece>, strict: boolean): Shape[] {
+  const mix = <T extends JsonValue | HeaderValue>(...valid: Arbitrary<T>[]): Arbitrary<T | Piece> =>
+    strict ? fc.oneof(...valid) : fc.oneof({ weight: 4, arbitrary: fc.oneof(...valid) }, { weight: 1, arbitrary: hostile })
+  const real = (name: Real) => fc.constant<Piece>({ real: name })
+  const words = (...values: string[]) => fc.constantFrom(...values)
+  const edited = (name: Real) =>
+    fc.oneof(real(name), fc.record({ real: fc.constant(name), edit: fc.tuple(fc.nat(4000), fc.nat(8), fc.constantFrom('', 'A', '~', '"', '\u0000', '.', 'ey')) }))
+  const basic = fc.oneof(
+    { weight: 6, arbitrary: fc.tuple(mix(real('clientId')), mix(real('secret'))).map((basic) => ({ basic })) },
+    { weight: 1, arbitrary: fc.array(hostile, { maxLength: 6 }).map((basic) => ({ basic })) },
+    { weight: 1, arbitrary: words('Basic', 'Basic %%%', 'Basic ====', 'basic Y2w6', 'Basic Og==', 'Basic AA==', 'Bearer x', 'Basic  Y2w6eA==', 'Basic Y2w6eA== extra') },
+  )
+  const pageCookies = { ofage_browser: mix(real('browser')), ofage_pass: mix(real('agePass')) }
+  const origin = fc.oneof({ weight: 4, arbitrary: words(PUBLIC_URL, 'null') }, { weight: strict ? 0 : 1, arbitrary: words('https://evil.example', PUBLIC_URL.toUpperCase()) })
+  const csrfHeader = { 'x-csrf-token': mix(real('csrf')), accept: mix(words('application/json', 'text/html')), origin: mix(origin) }
+  const sessionId = mix(real('session'))
+  const form = (session: 'sandbox' | 'production', path: (string | Arbitrary<Piece>)[], fields: BodyFields, type: BodyType = 'form', method?: string): Shape => ({
+    name: `POST /${path.map((p) => (typeof p === 'string' ? p : p === sessionId ? ':id' : (method ?? ':method'))).join('/')} (${session})`,
+    pattern: `/${path.map((p) => (typeof p === 'string' ? p : p === sessionId ? ':id' : ':method')).join('/')}`,
+    method: 'POST',
+    path,
+    session,
+    query: { lang: mix(words('en', 'de')) },
+    body: { type, fields: { csrf: mix(real('csrf')), ...fields }, files: type === 'multipart' },
+    headers: csrfHeader,
+    cookies: pageCookies,
+  })
+  const vpToken = (id: string, name: Real) => fc.record({ concat: fc.tuple(fc.constant(`{"${id}":["`), edited(name), fc.constant('"]}')) })
+  const vpTokens = fc.oneof(vpToken('pid_sd_jwt', 'sdJwt'), vpToken('age_verification_mdoc', 'mdoc'), vpToken('mdl', 'mdoc'))
+  const b64 = fc.oneof(fc.base64String({ maxLength: 64 }).map((s) => s.replace(/[+/=]/g, 'A') || 'AA'), hostile)
+  const assertion = fc
+    .record({ id: b64, rawId: b64, type: mix(words('public-key')), clientDataJSON: b64, authenticatorData: b64, signature: b64, attestationObject: b64, userHandle: fc.option(b64) })
+    .map(({ id, rawId, type, ...response }) => ({ json: JSON.stringify({ id, rawId, type, response, clientExtensionResults: {} }) }))
+  const passkey = (path: string, fields: Record<string, Arbitrary<JsonValue>>) => form('sandbox', ['s', sessionId, ...path.split('/')], fields, 'json')
+  const sessions = (['sandbox', 'production'] as const).flatMap((kind) => [
+    { name: `GET /s/:id (${kind})`, method: 'GET', path: ['s', sessionId], session: kind, query: { lang: mix(words('en', 'de')) }, cookies: pageCookies, headers: { 'accept-language': mix(words('de', 'de-DE,en;q=0.5', '*', 'en;q=abc')) } },
+    form(kind, ['s', sessionId, 'continue'], {}),
+    form(kind, ['s', sessionId, 'forget'], {}),
+    form(kind, ['s', sessionId, 'methods', mix(words('face', 'sandbox', 'credential')), 'challenge'], {}),
+  ])
+  return [
+    {
+      name: 'POST /api/oauth/token',
+      method: 'POST',
+      path: ['api', 'oauth', 'token'],
+      headers: { authorization: basic },
+      body: { type: 'json', fields: { grant_type: mix(words('authorization_code')), code: mix(edited('code')), redirect_uri: mix(real('redirectUri')), state: mix(real('state')) } },
+    },
+    { name: 'GET /api/verify/token/:access_token', method: 'GET', path: ['api', 'verify', 'token', mix(edited('token'))] },
+    { name: 'GET /api/verify/token/', method: 'GET', path: ['api', 'verify', 'token', ''] },
+    { name: 'POST /api/oauth/validate', method: 'POST', path: ['api', 'oauth', 'validate'], headers: { authorization: basic }, body: { type: 'json', fields: { token: mix(edited('token')) } } },
+    { name: 'POST /api/oauth/validate (form)', method: 'POST', path: ['api', 'oauth', 'validate'], body: { type: 'form', fields: { token: mix(edited('token')) } } },
+    { name: 'GET /api/verify/public-key', method: 'GET', path: ['api', 'verify', 'public-key'], headers: { 'if-none-match': mix(words('*', '"x"', '"x", *')) } },
+    { name: 'GET /api/.well-known/jwks.json', method: 'GET', path: ['api', '.well-known', 'jwks.json'], headers: { 'if-none-match': mix(words('*', '""')) } },
+    { name: 'GET /api/openapi.json', method: 'GET', path: ['api', 'openapi.json'] },
+    {
+      name: 'GET /api/oauth/usage',
+      method: 'GET',
+      path: ['api', 'oauth', 'usage'],
+      headers: { authorization: basic },
+      query: { period: mix(words('day', 'month', 'all')), start_date: mix(words('2026-11-01', '2026-11-01T00:00:00Z', '1970-01-01')), end_date: mix(words('2026-11-30', '9999-12-31', '2026-11-22T12:00:00+14:00')) },
+    },
+    { name: 'GET /api/oid4vp/requests/:state', method: 'GET', path: ['api', 'oid4vp', 'requests', mix(edited('walletState'))], session: 'production' },
+    {
+      name: 'POST /api/oid4vp/responses',
+      method: 'POST',
+      path: ['api', 'oid4vp', 'responses'],
+      session: 'production',
+      body: { type: 'form', fields: { state: mix(real('walletState')), vp_token: mix(vpTokens), error: fc.oneof(hostile, words('access_denied')), error_description: hostile } },
+    },
+    { name: 'GET /healthz', method: 'GET', path: ['healthz'] },
+    { name: 'GET /readyz', method: 'GET', path: ['readyz'] },
+    { name: 'GET /metrics', method: 'GET', path: ['metrics'], headers: { authorization: mix(real('metricsToken').map((token) => ({ concat: ['Bearer ', token] }))) } },
+    { name: 'GET /assets/:file', method: 'GET', path: ['assets', mix(words('ofage.css', 'face-capture.js', 'passkey.js', 'credential.js'))] },
+    {
+      name: 'GET /',
+      method: 'GET',
+      path: [''],
+      query: { client_id: mix(real('clientId')), redirect_uri: mix(real('redirectUri')), state: mix(words('st')), age_required: mix(words('18', '21', '99', '1')), lang: mix(words('en', 'de')) },
+      headers: { 'accept-language': mix(words('de', 'de-DE,en;q=0.5', '*', 'en;q=abc', '__proto__,de;q=0.1')) },
+      cookies: pageCookies,
+    },
+    ...sessions,
+    form('sandbox', ['s', sessionId, 'methods', mix(words('sandbox'))], { age: mix(words('30', '12', '99', '150')), method_class: mix(words('age_only', 'biometric')) }, 'form', 'sandbox'),
+    // One, two, four or six frames: as many as one of these phases lists names, a quarter of the time.
+    form('production', ['s', sessionId, 'methods', mix(words('face'))], { challenge: mix(real('challenge')), phases: mix(words('0', '0,1', '0,0,1,1', '0,0,1,1,2,2')) }, 'multipart', 'face'),
+    form('production', ['s', sessionId, 'methods', mix(words('credential'))], { request: mix(real('requestId'), real('answeredRequestId')) }, 'form', 'credential'),
+    form('production', ['s', sessionId, 'methods', 'credential', 'start'], {}),
+    { name: 'GET /s/:id/methods/credential/status', method: 'GET', path: ['s', sessionId, 'methods', 'credential', 'status'], session: 'production', query: { request: mix(real('requestId')) }, cookies: pageCookies },
+    form('production', ['s', sessionId, 'methods', 'credential', 'dc-response'], {
+      request: mix(real('requestId')),
+      response: mix(vpTokens.map((token) => ({ concat: ['{"protocol":"openid4vp","data":{"vp_token":', token, '}}'] }))),
+    }),
+    passkey('passkey/options', { purpose: mix(words('register', 'verify', 'delete')) }),
+    passkey('passkey/register', { response: mix(assertion) }),
+    passkey('passkey', { response: mix(assertion) }),
+    passkey('passkey/delete', { response: mix(assertion) }),
+    { name: 'GET /demo', method: 'GET', path: ['demo'] },
+    { name: 'GET /demo/start', method: 'GET', path: ['demo', 'start'], query: { age: mix(words('18', '21')) } },
+    { name: 'GET /demo/callback', method: 'GET', path: ['demo', 'callback'], query: { code: mix(real('demoCode')), state: mix(real('demoState')) }, cookies: { ofage_demo_state: mix(real('demoState')) } },
+  ]
+}
+
+const otherMethods = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS', 'PROPFIND', 'get']
+const contentTypes: Record<BodyType, string> = { json: 'application/json', form: 'application/x-www-form-urlencoded', multipart: 'multipart/form-data' }
+const oddContentTypes = [
+  'text/plain', 'application/json; charset=utf-16', 'APPLICATION/JSON', 'application/x-www-form-urlencoded;charset=ISO-8859-1',
+  'multipart/form-data', 'multipart/form-data; boundary=', 'application/json, text/html', 'application/jsonx', 'text/html', ';', '',
+]
+
+/** A request for one route: its real shape, each part of it hostile some of the time unless `strict`. */
+function requestFor(shape: Shape, hostile: Arbitrary<Piece>, strict: boolean): Arbitrary<RequestSpec> {
+  const vary = <T, U>(valid: Arbitrary<T>, odd: Arbitrary<U>, weight = 8): Arbitrary<T | U> => (strict ? valid : fc.oneof({ weight, arbitrary: valid }, { weight: 1, arbitrary: odd }))
+  const present = <T>(arbitrary: Arbitrary<T>) => (strict ? arbitrary : fc.option(arbitrary, { nil: undefined, freq: 8 }))
+  const pairs = <T>(fields: Record<string, Arbitrary<T>> = {}, names: Arbitrary<Piece> = fc.oneof(fc.constantFrom(...protoKeys, ...Object.keys(fields)), hostile)) => {
+    const own = fc.tuple(...Object.entries(fields).map(([key, value]) => present(value).map((v) => (v === undefined ? [] : [[key, v] as [Piece, T]]))))
+    // Extras: prototype keys, hostile names, and the route's own names again (duplicates).
+    const extra = fc.array(fc.tuple(names, hostile), { maxLength: strict ? 0 : 3 })
+    return fc.tuple(own, extra).map(([own, extra]): [Piece, T | Piece][] => [...own.flat(), ...extra])
+  }
+  // Header names must be tokens (a client cannot send others); their values are hostile instead.
+  const headerNames = fc.constantFrom('accept-language', 'x-forwarded-for', 'x-request-id', 'sec-fetch-site', 'origin', 'accept', 'content-encoding', 'if-none-match', 'authorization', 'x-csrf-token', 'cookie')
+  const bodyType = shape.body?.type ?? 'form'
+  const body: Arbitrary<Body | undefined> = vary(fc.constant(bodyType), fc.constantFrom<BodyType | 'text' | 'none'>('json', 'form', 'multipart', 'text', 'none')).chain((type): Arbitrary<Body | undefined> => {
+    if (type === 'none' || (!shape.body && type === bodyType && shape.method === 'GET')) return fc.constant(undefined)
+    if (type === 'text') return hostile.map((text) => ({ text }))
+    const fields = pairs(shape.body?.fields ?? {})
+    if (type === 'json') return fields.map((json) => ({ json }))
+    if (type === 'form') return fields.map((members) => ({ form: members.map(([k, v]) => [k, typeof v === 'object' && 'json' in v ? v.json : v] as [Piece, Piece]) }))
+    const frame = fc.record({
+      name: vary(fc.constant('frame'), hostile),
+      filename: vary(fc.constant('frame.jpg'), fc.option(hostile, { nil: undefined })),
+      type: vary(fc.constant('image/jpeg'), fc.constantFrom('image/png', 'text/plain', '', undefined)),
+      data: vary(fc.uint8Array({ minLength: 24, maxLength: 48 }).map((bytes) => `\xff\xd8\xff${String.fromCharCode(...bytes)}`), hostile, 4),
+    })
+    const count = shape.body?.files ? vary(fc.constantFrom(1, 2, 4, 6), fc.nat(13)) : vary(fc.constant(0), fc.nat(2))
+    return fc.record({
+      multipart: fc.tuple(fields, count.chain((n) => fc.array(frame, { minLength: n, maxLength: n }))).map(([members, files]) => [
+        ...members.map(([name, value]) => ({ name, data: typeof value === 'object' && 'json' in value ? value.json : value })),
+        ...files,
+      ]),
+      oddity: vary(fc.constant('none' as const), fc.constantFrom('no-end', 'lf', 'wrong-boundary', 'no-boundary'), 3),
+    })
+  })
+  const cookieName = fc.oneof(fc.constantFrom('ofage_browser', 'ofage_pass', 'ofage_demo_state', ...protoKeys), hostile)
+  return fc.record({
+    route: fc.constant(shape.name),
+    method: vary(fc.constant(shape.method), fc.constantFrom(...otherMethods), 12),
+    session: fc.constant(shape.session ?? 'sandbox'),
+    path: fc
+      .tuple(...shape.path.map((part) => (typeof part === 'string' ? fc.constant<Piece>(part) : part)), vary(fc.constant([]), fc.array(hostile, { minLength: 1, maxLength: 3 }), 10))
+      .map((parts) => [...(parts.slice(0, -1) as Piece[]), ...(parts.at(-1) as Piece[])]),
+    query: pairs(shape.query),
+    rawUrl: fc.boolean(),
+    headers: pairs(shape.headers, headerNames).map((headers) => headers.map(([k, v]) => [k as string, v])),
+    cookies: pairs(shape.cookies, cookieName),
+    contentType: vary(fc.constant(contentTypes[bodyType]), fc.oneof(fc.constantFrom(...oddContentTypes, undefined), hostile), 4),
+    contentLength: vary(fc.constant('exact'), fc.constantFrom(undefined, '-1', 'abc', '0', '1', '99999999999', '1e3', '16385', ' 10', '25165825'), 4),
+    body,
+    latin1: vary(fc.constant(false), fc.constant(true)),
+  }) as Arbitrary<RequestSpec>
+}
+
+/** Requests to paths the app does not serve, under /api/ and elsewhere, long ones included. */
+function unknownPaths(hostile: Arbitrary<Piece>): Arbitrary<RequestSpec> {
+  const segment = fc.oneof(fc.constantFrom('api', 's', 'oauth', 'verify', 'token', 'assets', 'demo', ''), hostile)
+  return fc.record({
+    route: fc.constant('unknown path'),
+    method: fc.constantFrom(...otherMethods),
+    session: fc.constant('sandbox' as const),
+    path: fc.tuple(fc.constantFrom('api', 's', 'x', ''), fc.array(segment, { maxLength: 5 })).map(([first, rest]) => [first, ...rest]),
+    query: fc.array(fc.tuple(hostile, hostile), { maxLength: 3 }),
+    rawUrl: fc.boolean(),
+    headers: fc.constant([]),
+    cookies: fc.constant([]),
+    latin1: fc.constant(false),
+  })
+}
+
+/** `METHOD /pattern` of every route the fuzzer calls, to compare with the routes the app serves. */
+export function fuzzedRoutes(): string[] {
+  const shapesOf = shapes(fc.constant(''), true)
+  return [...new Set(shapesOf.map((shape) => `${shape.method} ${shape.pattern ?? shape.name.replace(/^\S+ /, '').replace(/ \(.*\)$/, '')}`))]
+}
+
+/**
+ * Every route, weighted alike, a quarter of the time as a real caller sends it and otherwise with hostile
+ * parts, plus unknown paths. `hugeBytes` bounds the huge values (keep it small in the quick run).
+ */
+export function requestArbitrary(options: { hugeBytes: number }): Arbitrary<RequestSpec> {
+  const hostile = hostilePiece(options.hugeBytes)
+  const real = shapes(hostile, true).map((shape) => requestFor(shape, hostile, true))
+  const mixed = shapes(hostile, false).map((shape) => requestFor(shape, hostile, false))
+  return fc.oneof({ weight: 1, arbitrary: fc.oneof(...real) }, { weight: 3, arbitrary: fc.oneof(...mixed, unknownPaths(hostile)) })
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Sending: the real values of the moment, and the bytes of a request.
+
+/** The real values of one request, made on first use (a code, a wallet request) and then kept for it. */
+export type Reals = (name: Real) => Promise<string>
+
+async function render(piece: Piece, reals: Reals): Promise<string> {
+  if (typeof piece === 'string') return piece
+  if ('repeat' in piece) return piece.repeat.repeat(Math.ceil(piece.bytes / piece.repeat.length))
+  if ('nested' in piece) return '['.repeat(piece.nested) + ']'.repeat(piece.nested)
+  if ('concat' in piece) return (await Promise.all(piece.concat.map((part) => render(part, reals)))).join('')
+  const value = await reals(piece.real)
+  if (!piece.edit) return value
+  const [at, drop, insert] = piece.edit
+  const where = at % (value.length + 1)
+  return value.slice(0, where) + insert + value.slice(where + drop)
+}
+
+async function jsonText(value: JsonValue, reals: Reals): Promise<string> {
+  if (typeof value === 'object' && 'json' in value) return value.json
+  if (typeof value === 'object' && 'nested' in value) return render(value, reals)
+  return JSON.stringify(await render(value, reals))
+}
+
+/** The UTF-8 text percent-encoded as a browser would; a lone surrogate (which no browser sends) becomes U+FFFD. */
+function percentEncode(text: string): string {
+  return encodeURIComponent(text.toWellFormed())
+}
+
+/** What an HTTP parser would hand over: UTF-8 bytes read as Latin-1, without NUL, CR and LF (no server lets those through). */
+function headerSafe(text: string): string {
+  return Buffer.from(text, 'utf8').toString('latin1').replace(/[\0\r\n]/g, '')
+}
+
+/** Text already of bytes (a frame) stays as it is; other text becomes its UTF-8 bytes, as a browser sends it. */
+function bytesOf(text: string, latin1: boolean): Uint8Array<ArrayBuffer> {
+  return new Uint8Array(Buffer.from(text, latin1 || /^[\x00-\xff]*$/.test(text) ? 'latin1' : 'utf8'))
+}
+
+const BOUNDARY = 'fuzzboundary7MA4YWxk'
+
+async function renderBody(spec: RequestSpec, body: Body, reals: Reals): Promise<Uint8Array<ArrayBuffer>> {
+  const url = async (piece: Piece) => (spec.rawUrl ? render(piece, reals) : percentEncode(await render(piece, reals)))
+  if ('text' in body) return bytesOf(await render(body.text, reals), spec.latin1)
+  if ('form' in body) return bytesOf((await Promise.all(body.form.map(async ([k, v]) => `${await url(k)}=${await url(v)}`))).join('&'), spec.latin1)
+  if ('json' in body) {
+    const members = await Promise.all(body.json.map(async ([k, v]) => `${JSON.stringify(await render(k, reals))}:${await jsonText(v, reals)}`))
+    return bytesOf(`{${members.join(',')}}`, spec.latin1)
+  }
+  const latin1 = (text: string) => Buffer.from(text, /^[\x00-\xff]*$/.test(text) ? 'latin1' : 'utf8').toString('latin1')
+  const parts = await Promise.all(
+    body.multipart.map(async (part) => {
+      const filename = part.filename === undefined ? '' : `; filename="${latin1(await render(part.filename, reals))}"`
+      const type = part.type === undefined ? '' : `\r\nContent-Type: ${part.type}`
+      return `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${latin1(await render(part.name, reals))}"${filename}${type}\r\n\r\n${latin1(await render(part.data, reals))}\r\n`
+    }),
+  )
+  const text = parts.join('') + (body.oddity === 'no-end' ? '' : `--${BOUNDARY}--\r\n`)
+  return bytesOf(body.oddity === 'lf' ? text.replaceAll('\r\n', '\n') : text, true)
+}
+
+/** The request a spec describes, or undefined where no client could send it (the URL does not parse). */
+export async function buildRequest(spec: RequestSpec, reals: Reals): Promise<Request | undefined> {
+  const url = async (piece: Piece) => (spec.rawUrl ? render(piece, reals) : percentEncode(await render(piece, reals)))
+  const path = (await Promise.all(spec.path.map(url))).join('/')
+  const query = (await Promise.all(spec.query.map(async ([k, v]) => `${await url(k)}=${await url(v)}`))).join('&')
+  const headers = new Headers()
+  for (const [name, value] of spec.headers) {
+    const text = typeof value === 'object' && 'basic' in value ? `Basic ${Buffer.from((await Promise.all(value.basic.map((p) => render(p, reals)))).join(':')).toString('base64')}` : await render(value, reals)
+    headers.append(name, headerSafe(text))
+  }
+  if (spec.cookies.length > 0) headers.set('cookie', headerSafe((await Promise.all(spec.cookies.map(async ([k, v]) => `${await render(k, reals)}=${await render(v, reals)}`))).join('; ')))
+  const withBody = spec.body !== undefined && !['GET', 'HEAD'].includes(spec.method.toUpperCase())
+  const bytes = withBody ? await renderBody(spec, spec.body!, reals) : undefined
+  if (bytes && spec.contentType !== undefined) {
+    let type = headerSafe(await render(spec.contentType, reals))
+    const multipart = 'multipart' in spec.body! ? spec.body.oddity : undefined
+    if (type === contentTypes.multipart && multipart !== undefined && multipart !== 'no-boundary') type += `; boundary=${multipart === 'wrong-boundary' ? 'other' : BOUNDARY}`
+    headers.set('content-type', type)
+  }
+  if (bytes && spec.contentLength !== undefined) headers.set('content-length', spec.contentLength === 'exact' ? String(bytes.byteLength) : spec.contentLength)
+  try {
+    return new Request(`${PUBLIC_URL}/${path}${query ? `?${query}` : ''}`, { method: spec.method, headers, body: bytes })
+  } catch {
+    return undefined
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The property: what every answer must be.
+
+const pageStatuses = new Set<number>([200, 303, 304, ...Object.values(errorStatus).filter((status) => status < 500)])
+const invalidToken = { success: false, valid: false, message: 'Invalid or expired token' }
+
+/** The spec's error body (SPEC.md §7) with the status its code has, or the token validation's own 401 body (§4.3). */
+function errorBodyProblem(pathname: string, status: number, body: unknown): string | undefined {
+  const members = body !== null && typeof body === 'object' ? (body as Record<string, unknown>) : {}
+  const isInvalidToken = Object.entries(invalidToken).every(([k, v]) => members[k] === v)
+  if (status === 401 && pathname.startsWith('/api/verify/token/') && isInvalidToken && Object.keys(members).length === 3) return undefined
+  // The router serves `/api/oauth/validate/` too.
+  if (status === 401 && pathname.replace(/\/$/, '') === '/api/oauth/validate' && isInvalidToken && members.active === false) return undefined
+  const code = members.error
+  const shaped = typeof code === 'string' && Object.hasOwn(errorStatus, code) && typeof members.error_description === 'string' && Object.keys(members).length === 2
+  if (shaped && errorStatus[code as ErrorCode] === status) return undefined
+  return `wrong_body: ${status} ${JSON.stringify(body).slice(0, 200)}`
+}
+
+/** Every way an answer breaks the property, as `kind: detail`; none for a good answer. */
+export function judge(request: Request, response: Response, text: string): string[] {
+  const problems: string[] = []
+  const { pathname } = new URL(request.url)
+  const status = response.status
+  const type = response.headers.get('content-type') ?? ''
+  // The face check says "busy, come back" when its estimator is full: the one 5xx a route documents.
+  const busy = status === 503 && response.headers.has('retry-after') && /^\/s\/[^/]+\/methods\/face$/.test(pathname)
+  if (status >= 500 && !busy) problems.push(`server_error: ${status}`)
+  if (status === 429 && !response.headers.has('retry-after')) problems.push('no_retry_after: 429')
+  // A 500 never says why (the log does): no source path or stack in any answer.
+  if (/\/src\/|node_modules|\.tsx?:\d+/.test(text)) problems.push('leak: a source path in the body')
+  const bodyless = request.method === 'HEAD' || status === 304
+  if (pathname.startsWith('/api/')) {
+    if (/html/i.test(type) || text.trimStart().startsWith('<')) problems.push(`html_on_api: ${type}`)
+    if (bodyless || (status === 200 && type.startsWith('application/oauth-authz-req+jwt'))) return problems
+    let body: unknown
+    try {
+      body = JSON.parse(text)
+    } catch {
+      return [...problems, `non_json_on_api: ${type} ${text.slice(0, 80)}`]
+    }
+    if (!type.startsWith('application/json')) problems.push(`non_json_on_api: ${type}`)
+    if (status >= 400) {
+      const problem = errorBodyProblem(pathname, status, body)
+      if (problem) problems.push(problem)
+      else if (status === 401 && 'error' in (body as object) && !response.headers.has('www-authenticate')) problems.push('no_www_authenticate: 401')
+    }
+    return problems
+  }
+  if (type.startsWith('text/html') && !response.headers.has('content-security-policy')) problems.push('no_csp')
+  // A page's error is the error page, or JSON for the page's own scripts.
+  if (status >= 400 && !bodyless && !/^(text\/html|application\/json)/.test(type)) problems.push(`page_error_type: ${status} ${type}`)
+  if (!pageStatuses.has(status) && !busy) problems.push(`page_status: ${status}`)
+  const code = /class="code">[\s\S]*?<code>([a-z_]+)<\/code>/.exec(text)?.[1]
+  if (code && status >= 400 && errorStatus[code as ErrorCode] !== status) problems.push(`page_status: ${status} for ${code}`)
+  if (status === 303 && !response.headers.get('location')) problems.push('no_location: 303')
+  return problems
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The target: an app on a real database, a fixture of real values, and one request at a time.
+
+const NOW = new Date('2026-11-22T12:00:00.000Z')
+const DEMO_STATE = 'fuzz-demo-state'
+const METRICS_TOKEN = 'fuzz-metrics-token'
+/** Requests per live session before a fresh one: a session completes, locks or loses its methods as the fuzzer goes. */
+const SESSION_USES = 6
+
+/**
+ * The face method needs an estimator: this one reads plausible numbers off the frame's bytes, refuses what
+ * is not a JPEG or PNG as the real one does, and is now and then busy.
+ */
+function fuzzEstimator(): AgeEstimator {
+  return {
+    ready: Promise.resolve(),
+    async analyze(image) {
+      if (!(image[0] === 0xff && image[1] === 0xd8) && !(image[0] === 0x89 && image[1] === 0x50)) throw new ImageDecodeError('not a JPEG or PNG')
+      const at = (i: number) => image[i % image.length] ?? 0
+      if (at(3) % 17 === 1) throw new EstimatorBusyError()
+      const face = (k: number): FaceObservation => ({
+        age: at(4 + k) % 90,
+        faceScore: at(5) / 255,
+        box: { x: at(6), y: at(7), width: at(8) + 1, height: at(9) + 1 },
+        sharpness: at(10) * 4,
+        landmarks: { rightEye: [at(11), at(12)], leftEye: [at(13), at(14)], nose: [at(15), at(16)], mouthRight: [at(17), at(18)], mouthLeft: [at(19), at(20)] },
+        pose: { yaw: at(21) - 128, pitch: at(22) / 4 - 32, roll: at(23) / 4 - 32 },
+        descriptor: Array.from({ length: 8 }, (_, i) => (at(24 + i) - 128) / 512),
+      })
+      return { width: 640, height: 480, faces: Array.from({ length: at(2) % 3 }, (_, k) => face(k)), ms: 1 }
+    },
+    close: async () => {},
+  }
+}
+
+export type Outcome = { request: Request; response: Response; text: string; problems: string[]; logged?: unknown }
+
+/**
+ * An app on a fresh database (Postgres when DATABASE_URL is set) with every feature on: the demo, metrics,
+ * digital credentials (a test issuer's root trusted), the face check (with {@link fuzzEstimator}). Limits
+ * are high: the fuzzer's thousands of requests share one address, and the limits have their own tests.
+ */
+export async function createFuzzTarget() {
+  const issuer = await createDevIssuer(NOW)
+  const dir = mkdtempSync(join(tmpdir(), 'ofage-fuzz-'))
+  writeFileSync(join(dir, 'trust-list.pem'), issuer.rootCertificate)
+  // What a 500 logged, by request id, so that a failure reports its cause.
+  const logged = new Map<string, unknown>()
+  const log: Logger = { info() {}, error: (event, fields) => void logged.set(String(fields?.request_id), { event, ...fields }) }
+  const many = '1000000'
+  const env = { OFAGE_DEMO: '1', METRICS_TOKEN, CREDENTIAL_TRUST_LIST: join(dir, 'trust-list.pem'), TRUST_PROXY: '1', RATE_LIMIT_AUTH_FAILURES: many, RATE_LIMIT_SESSIONS: many, RATE_LIMIT_CHECKS: many }
+  const ctx = await createTestContext({ env, log, estimator: fuzzEstimator() })
+  const shop = await ctx.createClient({ name: 'Fuzz shop' })
+  const sandbox = await ctx.createClient({ name: 'Fuzz sandbox', sandbox: true })
+  const token = (await ctx.tokenFor(shop)).access_token
+
+  async function walletWith(format: DevCredentialFormat) {
+    const wallet = await createDevWallet()
+    wallet.credentials.push(await issueDevCredential(issuer, { format, age: 30, holderPublicKey: wallet.holder.publicKey, now: NOW }))
+    return wallet
+  }
+  /** A real presentation from a test wallet, for another nonce: it parses all the way and is then refused. */
+  async function presentation(format: DevCredentialFormat): Promise<string> {
+    const answer = await answerRequest(await walletWith(format), { nonce: 'fuzz-nonce', dcql_query: ageQuery(18) as never }, { clientId: 'fuzz', responseUri: `${PUBLIC_URL}/api/oid4vp/responses` }, NOW)
+    return Object.values(answer)[0]![0]!
+  }
+  const wallet = await walletWith('sd-jwt')
+  const walletFetch = ((input: string | URL | Request, init?: RequestInit) => ctx.handle(new Request(input, init))) as typeof fetch
+  const fixed: Partial<Record<Real, string>> = {
+    clientId: shop.id, secret: shop.secret, redirectUri: REDIRECT_URI, state: 'st', token, demoState: DEMO_STATE, metricsToken: METRICS_TOKEN,
+    sdJwt: await presentation('sd-jwt'), mdoc: await presentation('av'),
+  }
+
+  type Live = { id: string; csrf: string; browser: string; uses: number }
+  const live: Partial<Record<RequestSpec['session'], Live>> = {}
+  async function openSession(kind: RequestSpec['session']) {
+    const browser = testBrowser(ctx)
+    const { page } = await browser.open({ client_id: kind === 'sandbox' ? sandbox.id : shop.id, state: 'st' })
+    return { browser, page, id: /\/s\/([A-Za-z0-9_-]+)/.exec(page.html)![1]!, csrf: page.csrf!, cookie: browser.jar.get('ofage_browser')! }
+  }
+  async function currentSession(kind: RequestSpec['session']): Promise<Live> {
+    let session = live[kind]
+    if (!session || session.uses >= SESSION_USES) {
+      const { id, csrf, cookie } = await openSession(kind)
+      session = live[kind] = { id, csrf, browser: cookie, uses: 0 }
+    }
+    session.uses++
+    return session
+  }
+  let agePass = { value: '', uses: Infinity }
+  /** An age pass of a sandbox check; the fuzzer may revoke it (`/forget`), so a fresh one now and then. */
+  async function currentAgePass(): Promise<string> {
+    if (agePass.uses++ < 20) return agePass.value
+    const { browser, page } = await openSession('sandbox')
+    await browser.post(page.action('/methods/sandbox'), { csrf: page.csrf!, age: '30', method_class: 'age_only' })
+    agePass = { value: browser.jar.get('ofage_pass') ?? '', uses: 1 }
+    return agePass.value
+  }
+
+  async function reals(kind: RequestSpec['session']): Promise<Reals> {
+    const session = await currentSession(kind)
+    const post = async (path: string) => {
+      const response = await ctx.handle(
+        new Request(`${PUBLIC_URL}/s/${session.id}/${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: `ofage_browser=${session.browser}` },
+          body: new URLSearchParams({ csrf: session.csrf }),
+        }),
+      )
+      return response.ok ? ((await response.json()) as Record<string, string>) : {}
+    }
+    let started: Promise<Record<string, string>> | undefined
+    const make = async (name: Real): Promise<string> => {
+      switch (name) {
+        case 'session': return session.id
+        case 'csrf': return session.csrf
+        case 'browser': return session.browser
+        case 'agePass': return currentAgePass()
+        case 'code': return (await ctx.issueCode({ clientId: shop.id, state: 'st' })).code
+        case 'demoCode': return (await ctx.issueCode({ clientId: DEMO_CLIENT_ID, redirectUri: demoRedirectUri(PUBLIC_URL), state: DEMO_STATE })).code
+        case 'challenge': return (await post('methods/face/challenge')).challenge ?? 'no-challenge'
+        case 'answeredRequestId': {
+          // Answered by the test wallet as a phone would: the method's post then completes the session.
+          const { request, wallet_url } = await (started ??= post('methods/credential/start'))
+          if (wallet_url) await presentToVerifier(wallet, wallet_url, { now: NOW, fetcher: walletFetch })
+          return request ?? 'no-request'
+        }
+        case 'requestId':
+        case 'walletState': {
+          const { request, wallet_url } = await (started ??= post('methods/credential/start'))
+          if (name === 'requestId') return request ?? 'no-request'
+          const requestUri = wallet_url ? new URL(wallet_url).searchParams.get('request_uri') : null
+          return requestUri?.split('/').at(-1) ?? 'no-state'
+        }
+        default: return fixed[name]!
+      }
+    }
+    const memo = new Map<Real, Promise<string>>()
+    return (name) => memo.get(name) ?? memo.set(name, make(name)).get(name)!
+  }
+
+  return {
+    ctx,
+    /** Sends one request and judges its answer; undefined where the spec makes no sendable request. */
+    async probe(spec: RequestSpec): Promise<Outcome | undefined> {
+      const request = await buildRequest(spec, await reals(spec.session))
+      if (!request) return undefined
+      const response = await ctx.handle(request)
+      const text = await response.text()
+      const id = response.headers.get('x-request-id')
+      return { request, response, text, problems: judge(request, response, text), logged: id ? logged.get(id) : undefined }
+    },
+    close: () => ctx.close(),
+  }
+}
+
+/** One line for a failed request: what was sent, what came back, and what the server logged. */
+export function describeOutcome(outcome: Outcome): string {
+  const { request, response, problems, logged } = outcome
+  const url = request.url.length > 200 ? `${request.url.slice(0, 200)}… (${request.url.length} chars)` : request.url
+  return `${request.method} ${url} → ${response.status}: ${problems.join('; ')}${logged ? `\n  logged: ${JSON.stringify(logged).slice(0, 1500)}` : ''}`
+}
