@@ -139,7 +139,9 @@ describe('test mode cannot be mistaken for live', () => {
         .replaceAll('CLIENT_ID', JSON.stringify(clientId))
         .replaceAll('AGE_REQUIRED', String(ageRequired))
       const run = new Function('importSPKI', 'jwtVerify', 'public_key', 'token', `return (async () => { ${body}; return payload })()`)
-      return run(importSPKI, jwtVerify, public_key, token).then(() => 'accepted', (error: Error) => error.message)
+      // The snippet's jwtVerify, on the test's frozen clock: tokens here are issued at a fixed time.
+      const atTestTime = (jwt: string, key: CryptoKey, options: Record<string, unknown>) => jwtVerify(jwt, key, { ...options, currentDate: ctx.clock.now() })
+      return run(importSPKI, atTestTime, public_key, token).then(() => 'accepted', (error: Error) => error.message)
     }
     const sandbox = await ctx.createClient({ name: 'Test shop 2', sandbox: true })
     expect(await check((await ctx.tokenFor(shop, { ageOver: 21 })).access_token, shop.id, 21)).toBe('accepted')
