@@ -37,18 +37,19 @@ beforeAll(async () => {
 })
 
 /** Issues an age mdoc and presents it for `threshold`, as a wallet answering our request would. */
-async function present(options: {
+type IssueOptions = {
   docType?: AgeDocType
   ages?: Record<string, boolean>
-  threshold?: number
   validFrom?: number
   validUntil?: number
   issuer?: MdocPki
   signerKey?: KeyPair['privateKey']
-  sessionTranscript?: Uint8Array
-}): Promise<Uint8Array> {
+}
+
+/** An mdoc issued to the test holder by the test PKI (or `issuer`). */
+function issue(options: IssueOptions): Promise<Uint8Array> {
   const issuer = options.issuer ?? pki
-  const issued = await issueDevMdoc({
+  return issueDevMdoc({
     signerKey: options.signerKey ?? issuer.signer.privateKey,
     signerCertificate: issuer.signerPem,
     holderPublicKey: holder.publicKey,
@@ -57,6 +58,10 @@ async function present(options: {
     validFrom: at(options.validFrom ?? NOW - DAY),
     validUntil: at(options.validUntil ?? NOW + 90 * DAY),
   })
+}
+
+async function present(options: IssueOptions & { threshold?: number; sessionTranscript?: Uint8Array }): Promise<Uint8Array> {
+  const issued = await issue(options)
   return presentDevMdoc(issued, { holderPrivateKey: holder.privateKey, sessionTranscript: options.sessionTranscript ?? TRANSCRIPT, threshold: options.threshold ?? 18 })
 }
 
@@ -159,15 +164,7 @@ describe('verifyMdocAgePresentation', () => {
   })
 
   test('a response authenticated by deviceMac is refused: we never do the key agreement it needs', async () => {
-    const issued = await issueDevMdoc({
-      signerKey: pki.signer.privateKey,
-      signerCertificate: pki.signerPem,
-      holderPublicKey: holder.publicKey,
-      docType: 'eu.europa.ec.av.1',
-      ages: { '18': true },
-      validFrom: at(NOW - DAY),
-      validUntil: at(NOW + DAY),
-    })
+    const issued = await issue({ ages: { '18': true }, validUntil: NOW + DAY })
     const reader = await generateP256KeyPair()
     const { publicKey: readerPublicKey } = reader
     const response = await mdl.DeviceResponse.from(issued)
@@ -188,15 +185,7 @@ describe('verifyMdocAgePresentation', () => {
   })
 
   test('garbage, an empty body or a bare issued mdoc (no device signature) is malformed, not an exception', async () => {
-    const issued = await issueDevMdoc({
-      signerKey: pki.signer.privateKey,
-      signerCertificate: pki.signerPem,
-      holderPublicKey: holder.publicKey,
-      docType: 'eu.europa.ec.av.1',
-      ages: { '18': true },
-      validFrom: at(NOW - DAY),
-      validUntil: at(NOW + DAY),
-    })
+    const issued = await issue({ ages: { '18': true }, validUntil: NOW + DAY })
     const valid = await present({})
     for (const input of [new Uint8Array(), crypto.getRandomValues(new Uint8Array(300)), Buffer.from('not cbor at all'), Uint8Array.from([0xa0]), issued, valid.subarray(0, valid.length - 20)]) {
       expect(await verifyMdocAgePresentation(input, check())).toEqual({ valid: false, failure: 'malformed' })
