@@ -3,6 +3,7 @@ import type { CredentialFailure, Messages } from '../../pages/i18n.ts'
 import { takeAnswer } from '../credential-requests.ts'
 import type { AppDeps } from '../../deps.ts'
 import type { VerificationMethod } from './method.ts'
+import { ScriptOutcome } from './script-outcome.tsx'
 
 /**
  * A digital age credential (method class `age_only`): an ID wallet shares one signed statement, "at least
@@ -41,13 +42,7 @@ export function createCredentialMethod(deps: Pick<AppDeps, 'db' | 'clock'>): Ver
               </a>
             </p>
           </div>
-          <p class="status" role="status" aria-live="polite" data-status></p>
-          <div class="alert" role="alert" data-outcome hidden>
-            <p data-message></p>
-            <p>
-              <a data-back href="#"></a>
-            </p>
-          </div>
+          <ScriptOutcome />
           <noscript>
             <p safe>{t.credential.needsScript}</p>
           </noscript>

@@ -3,6 +3,7 @@ import { ImageDecodeError, type AgeEstimator, type AgeViews, type FrameAnalysis 
 import { sha256Hex } from '../../lib/crypto.ts'
 import { createReplayGuard } from '../../liveness/replay.ts'
 import { decideFaceCheck, decideLiveFaceCheck, DEFAULT_FACE_POLICY, faceBufferFor } from './face-policy.ts'
+import { ScriptOutcome } from './script-outcome.tsx'
 import type { Verdict, VerificationMethod } from './method.ts'
 
 /** The page's script sends two frames per prompt (at most 10 for three turns); a file picker sends one. */
@@ -86,13 +87,7 @@ export function createFaceMethod(options: {
             <div class="guide" aria-hidden="true"></div>
             <p class="prompt" data-prompt aria-live="assertive"></p>
           </div>
-          <p class="status" role="status" aria-live="polite" data-status></p>
-          <div class="alert" role="alert" data-outcome hidden>
-            <p data-message></p>
-            <p>
-              <a data-back href="#"></a>
-            </p>
-          </div>
+          <ScriptOutcome />
           {!options.upload && (
             <noscript>
               <p safe>{t.face.cameraNeeded(siteName)}</p>
