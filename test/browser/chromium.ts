@@ -1,10 +1,13 @@
-import { existsSync } from 'node:fs'
-import { chromium, type Browser } from 'playwright-core'
+import { expect } from 'bun:test'
+import { existsSync, readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { decodeJwt } from 'jose'
+import { chromium, type Browser, type Page } from 'playwright-core'
 import { createHandler } from '../../src/app.tsx'
 import { startServices, type Services } from '../../src/boot.ts'
 import { silentLogger } from '../../src/lib/log.ts'
 import type { Turn } from '../../src/liveness/challenge.ts'
-import { freshDatabaseUrl, testConfig } from '../helpers.ts'
+import { basic, freshDatabaseUrl, testConfig } from '../helpers.ts'
 
 /**
  * Browser tests use Debian's Chromium through playwright-core. Without it they are skipped with one
@@ -58,4 +61,33 @@ export async function startTestServer(
       await database.drop()
     },
   }
+}
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
+
+/** axe-core's violations on the page as it is now, `id (nodes)` each: an accessible page gives []. */
+export async function axeViolations(page: Page): Promise<string[]> {
+  await page.evaluate(axeSource)
+  return page.evaluate(async () => {
+    const result = await (window as unknown as { axe: { run(): Promise<{ violations: { id: string; nodes: unknown[] }[] }> } }).axe.run()
+    return result.violations.map((v) => `${v.id} (${v.nodes.length})`)
+  })
+}
+
+/**
+ * The site's back channel once the browser is back at its callback: the code exchanged with the client's
+ * credentials (200 expected), the token validated by the API, and the token's `sub`.
+ */
+export async function exchangeAtCallback(page: Page, site: { baseUrl: string; client: { id: string; secret: string }; callback: string; state: string }) {
+  await page.waitForURL(`${site.callback}**`, { timeout: 15_000 })
+  const code = new URL(page.url()).searchParams.get('code')
+  const response = await fetch(`${site.baseUrl}/api/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: basic(site.client.id, site.client.secret) },
+    body: JSON.stringify({ grant_type: 'authorization_code', code, redirect_uri: site.callback, state: site.state }),
+  })
+  expect(response.status).toBe(200)
+  const { access_token } = (await response.json()) as { access_token: string }
+  const validation = (await (await fetch(`${site.baseUrl}/api/verify/token/${access_token}`)).json()) as Record<string, unknown>
+  return { validation, sub: decodeJwt(access_token).sub, callback: new URL(page.url()) }
 }

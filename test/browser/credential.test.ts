@@ -1,15 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { decodeJwt } from 'jose'
-import type { Browser, Page } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { createDevIssuer, issueDevCredential } from '../../src/credentials/dev-issuer.ts'
 import { createDevWallet, presentToVerifier, type DevWallet } from '../../src/credentials/dev-wallet.ts'
 import { createClient } from '../../src/oauth/clients.ts'
 import { basic } from '../helpers.ts'
-import { hasChromium, launchChromium, startTestServer, type RunningServer } from './chromium.ts'
+import { axeViolations, exchangeAtCallback, hasChromium, launchChromium, startTestServer, type RunningServer } from './chromium.ts'
 import { credentialsOf, pageWithAuthenticator } from './webauthn.ts'
 
 /**
@@ -18,7 +16,6 @@ import { credentialsOf, pageWithAuthenticator } from './webauthn.ts'
  * the page, which never reloads by hand, notices and returns to the site with a code.
  */
 const SHOP_CALLBACK = 'https://shop.example/callback'
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
 
 let running: RunningServer
 let browser: Browser
@@ -67,17 +64,8 @@ describe.skipIf(!hasChromium)('digital credential in headless Chromium', () => {
     const answer = await presentToVerifier(wallet, walletUrl!)
     expect(answer.status).toBe(200)
 
-    await page.waitForURL(`${SHOP_CALLBACK}**`, { timeout: 15_000 })
-    const back = new URL(page.url())
+    const { validation: validated, callback: back } = await exchangeAtCallback(page, site('cred-1'))
     expect(back.searchParams.get('state')).toBe('cred-1')
-    const exchanged = await fetch(`${running.baseUrl}/api/oauth/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: basic(shop.id, shop.secret) },
-      body: JSON.stringify({ grant_type: 'authorization_code', code: back.searchParams.get('code'), redirect_uri: SHOP_CALLBACK, state: 'cred-1' }),
-    })
-    expect(exchanged.status).toBe(200)
-    const { access_token } = (await exchanged.json()) as { access_token: string }
-    const validated = (await (await fetch(`${running.baseUrl}/api/verify/token/${access_token}`)).json()) as Record<string, unknown>
     expect(validated).toMatchObject({ valid: true, age_verified: true, age_over: 18, verification_level: 'first_verification' })
     const usage = (await (await fetch(`${running.baseUrl}/api/oauth/usage?client_id=${shop.id}`, { headers: { authorization: basic(shop.id, shop.secret) } })).json()) as {
       usage: Record<string, number>
@@ -93,7 +81,7 @@ describe.skipIf(!hasChromium)('digital credential in headless Chromium', () => {
     await one.page.getByRole('button', { name: 'Use my ID wallet' }).click()
     const walletUrl = await one.page.getByRole('link', { name: 'Open the wallet on this device' }).getAttribute('href')
     expect((await presentToVerifier(wallet, walletUrl!)).status).toBe(200)
-    const original = await exchangeAt(one.page, 'promise-1')
+    const original = await exchangeAtCallback(one.page, site('promise-1'))
 
     // Back on the page in that browser: the age pass offers a passkey for the visitor's other devices.
     await one.page.goto(authorize('promise-2', '18'))
@@ -107,7 +95,7 @@ describe.skipIf(!hasChromium)('digital credential in headless Chromium', () => {
     await two.cdp.send('WebAuthn.addCredential', { authenticatorId: two.authenticatorId, credential: passkey! })
     await two.page.goto(authorize('promise-3', '18'))
     await two.page.getByRole('button', { name: 'Use my passkey' }).click()
-    const again = await exchangeAt(two.page, 'promise-3')
+    const again = await exchangeAtCallback(two.page, site('promise-3'))
     expect(again.validation).toMatchObject({ valid: true, age_over: 18, verification_level: 're_verification' })
     expect(again.sub).toBe(original.sub)
     await second.close()
@@ -126,29 +114,9 @@ describe.skipIf(!hasChromium)('digital credential in headless Chromium', () => {
   }, 60_000)
 })
 
+const site = (state: string) => ({ baseUrl: running.baseUrl, client: shop, callback: SHOP_CALLBACK, state })
+
 function authorize(state: string, age: string): string {
   return `${running.baseUrl}/?${new URLSearchParams({ client_id: shop.id, redirect_uri: SHOP_CALLBACK, state, age_required: age })}`
 }
 
-/** The site's back channel: the code the browser brought back, exchanged and validated. */
-async function exchangeAt(page: Page, state: string) {
-  await page.waitForURL(`${SHOP_CALLBACK}**`, { timeout: 15_000 })
-  const code = new URL(page.url()).searchParams.get('code')
-  const exchanged = await fetch(`${running.baseUrl}/api/oauth/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: basic(shop.id, shop.secret) },
-    body: JSON.stringify({ grant_type: 'authorization_code', code, redirect_uri: SHOP_CALLBACK, state }),
-  })
-  expect(exchanged.status).toBe(200)
-  const { access_token } = (await exchanged.json()) as { access_token: string }
-  const validation = (await (await fetch(`${running.baseUrl}/api/verify/token/${access_token}`)).json()) as Record<string, unknown>
-  return { validation, sub: decodeJwt(access_token).sub }
-}
-
-async function axeViolations(page: Page) {
-  await page.evaluate(axeSource)
-  return page.evaluate(async () => {
-    const result = await (window as unknown as { axe: { run(): Promise<{ violations: { id: string; nodes: unknown[] }[] }> } }).axe.run()
-    return result.violations.map((v) => `${v.id} (${v.nodes.length})`)
-  })
-}

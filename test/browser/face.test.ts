@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { sql } from 'drizzle-orm'
@@ -11,7 +10,7 @@ import { createClient } from '../../src/oauth/clients.ts'
 import { closeUpJpeg } from '../estimator/sample-photos.ts'
 import { basic, queryRows } from '../helpers.ts'
 import { clipFrame, composeMjpeg, FEMALE, hasLivenessClips, LIVENESS_DIR } from '../liveness/clips.ts'
-import { hasChromium, launchChromium, startTestServer, type RunningServer } from './chromium.ts'
+import { axeViolations, hasChromium, launchChromium, startTestServer, type RunningServer } from './chromium.ts'
 
 /**
  * The face check end to end in Chromium: its fake camera plays a clip into getUserMedia, the page's
@@ -23,7 +22,6 @@ import { hasChromium, launchChromium, startTestServer, type RunningServer } from
 const shopServer = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response('<!doctype html><title>Shop</title><h1>Back at the shop</h1>', { headers: { 'content-type': 'text/html' } }) })
 const SHOP_HOME = `http://127.0.0.1:${shopServer.port}/`
 const SHOP_CALLBACK = `${SHOP_HOME}callback`
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
 const FAKE_MEDIA = ['--use-fake-device-for-media-stream', '--use-fake-ui-for-media-stream']
 const runs = hasChromium && hasLivenessClips
 if (hasChromium && !hasLivenessClips) {
@@ -246,12 +244,7 @@ describe.skipIf(!runs)('the live face check in headless Chromium', () => {
 
   test('axe-core finds no accessibility violations on the face check page', async () => {
     const page = await openPage('none', 'a11y')
-    await page.evaluate(axeSource)
-    const violations = await page.evaluate(async () => {
-      const result = await (window as unknown as { axe: { run(): Promise<{ violations: { id: string }[] }> } }).axe.run()
-      return result.violations.map((v) => v.id)
-    })
-    expect(violations).toEqual([])
+    expect(await axeViolations(page)).toEqual([])
     await page.context().close()
   }, 60_000)
 

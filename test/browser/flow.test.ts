@@ -1,15 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { mkdirSync, readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
+import { mkdirSync } from 'node:fs'
 import { createLocalJWKSet, jwtVerify } from 'jose'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { createClient } from '../../src/oauth/clients.ts'
 import { basic } from '../helpers.ts'
-import { hasChromium, launchChromium, startTestServer, type RunningServer } from './chromium.ts'
+import { axeViolations, hasChromium, launchChromium, startTestServer, type RunningServer } from './chromium.ts'
 
 /** The whole flow in headless Chromium against a real listening server. */
 const SHOP_CALLBACK = 'https://shop.example/callback'
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
 
 let running: RunningServer
 let browser: Browser
@@ -59,13 +57,6 @@ async function completeTestForm(page: Page, age: string, method: 'age_only' | 'b
   await page.getByRole('button', { name: 'Complete test verification' }).click()
 }
 
-async function axeViolations(page: Page) {
-  await page.evaluate(axeSource)
-  return page.evaluate(async () => {
-    const result = await (window as unknown as { axe: { run(): Promise<{ violations: { id: string; nodes: unknown[] }[] }> } }).axe.run()
-    return result.violations.map((v) => `${v.id} (${v.nodes.length})`)
-  })
-}
 
 describe.skipIf(!hasChromium)('the hosted page in headless Chromium', () => {
   test('sandbox flow: page → check → redirect with code and state → exchange → validation by endpoint and locally', async () => {

@@ -1,11 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
-import { decodeJwt } from 'jose'
-import type { Browser, BrowserContext, Page } from 'playwright-core'
+import type { Browser, BrowserContext } from 'playwright-core'
 import { createClient } from '../../src/oauth/clients.ts'
 import { basic } from '../helpers.ts'
-import { hasChromium, launchChromium, startTestServer, type RunningServer } from './chromium.ts'
+import { axeViolations, exchangeAtCallback, hasChromium, launchChromium, startTestServer, type RunningServer } from './chromium.ts'
 import { credentialsOf, pageWithAuthenticator } from './webauthn.ts'
 
 /**
@@ -14,7 +11,6 @@ import { credentialsOf, pageWithAuthenticator } from './webauthn.ts'
  * and an RP ID that is a domain, and localhost is both.
  */
 const SHOP_CALLBACK = 'https://shop.example/callback'
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
 
 let running: RunningServer
 let browser: Browser
@@ -46,23 +42,10 @@ async function withoutJsonHelpers(context: BrowserContext) {
   })
 }
 
+const site = (state: string) => ({ baseUrl, client: shop, callback: SHOP_CALLBACK, state })
+
 function authorizeUrl(query: Record<string, string>): string {
   return `${baseUrl}/?${new URLSearchParams({ client_id: shop.id, redirect_uri: SHOP_CALLBACK, ...query })}`
-}
-
-/** The back channel: the code from the callback the browser landed on, exchanged and validated. */
-async function exchangeAndValidate(page: Page, state: string) {
-  await page.waitForURL(`${SHOP_CALLBACK}**`)
-  const code = new URL(page.url()).searchParams.get('code')!
-  const response = await fetch(`${baseUrl}/api/oauth/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: basic(shop.id, shop.secret) },
-    body: JSON.stringify({ grant_type: 'authorization_code', code, redirect_uri: SHOP_CALLBACK, state }),
-  })
-  expect(response.status).toBe(200)
-  const { access_token } = (await response.json()) as { access_token: string }
-  const validation = await (await fetch(`${baseUrl}/api/verify/token/${access_token}`)).json()
-  return { validation, sub: decodeJwt(access_token).sub }
 }
 
 describe.skipIf(!hasChromium)('passkeys in headless Chromium', () => {
@@ -75,7 +58,7 @@ describe.skipIf(!hasChromium)('passkeys in headless Chromium', () => {
     await one.page.getByLabel('Test age').fill('25')
     await one.page.getByLabel('Test method').selectOption('age_only')
     await one.page.getByRole('button', { name: 'Complete test verification' }).click()
-    const original = await exchangeAndValidate(one.page, 'pk-1')
+    const original = await exchangeAtCallback(one.page, site('pk-1'))
     expect(original.validation.verification_level).toBe('first_verification')
 
     await one.page.goto(authorizeUrl({ state: 'pk-2', age_required: '18' }))
@@ -93,14 +76,9 @@ describe.skipIf(!hasChromium)('passkeys in headless Chromium', () => {
     await two.cdp.send('WebAuthn.addCredential', { authenticatorId: two.authenticatorId, credential: passkey })
     await two.page.goto(authorizeUrl({ state: 'pk-3', age_required: '21' }))
     expect(await two.page.getByRole('button', { name: 'Continue as verified' }).count()).toBe(0)
-    await two.page.evaluate(axeSource)
-    const violations = await two.page.evaluate(async () => {
-      const result = await (window as unknown as { axe: { run(): Promise<{ violations: { id: string }[] }> } }).axe.run()
-      return result.violations.map((v) => v.id)
-    })
-    expect(violations).toEqual([])
+    expect(await axeViolations(two.page)).toEqual([])
     await two.page.getByRole('button', { name: 'Use my passkey' }).click()
-    const again = await exchangeAndValidate(two.page, 'pk-3')
+    const again = await exchangeAtCallback(two.page, site('pk-3'))
     expect(again.validation).toMatchObject({ valid: true, age_over: 21, verification_level: 're_verification' })
     expect(again.sub).toBe(original.sub)
 
