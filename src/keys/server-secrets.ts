@@ -12,3 +12,9 @@ export async function getOrCreateSecret(db: Database, name: string, make: () => 
   if (!row) throw new Error(`server secret ${name} vanished after insert`)
   return row.value
 }
+
+/** The named server secret, or undefined before anyone created it. */
+export async function findSecret(db: Database, name: string): Promise<string | undefined> {
+  const [row] = await db.select({ value: serverSecrets.value }).from(serverSecrets).where(eq(serverSecrets.name, name))
+  return row?.value
+}

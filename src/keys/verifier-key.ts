@@ -3,7 +3,7 @@ import { createHash, X509Certificate } from 'node:crypto'
 import * as x509 from '@peculiar/x509'
 import { importJWK, importPKCS8, type CryptoKey, type JWK } from 'jose'
 import type { Database } from '../db/client.ts'
-import { getOrCreateSecret } from './server-secrets.ts'
+import { findSecret, getOrCreateSecret } from './server-secrets.ts'
 
 /**
  * How we sign OpenID4VP requests to wallets: an ES256 key and its certificate chain (leaf first). The
@@ -27,7 +27,9 @@ export async function loadVerifierKey(
   if (options.keyFile && options.certificateFile) {
     return verifierKeyFrom(await Bun.file(options.keyFile).text(), await Bun.file(options.certificateFile).text())
   }
-  // Generating costs a few milliseconds; of instances starting together, the first one stored wins.
+  const stored = await findSecret(db, 'credential_verifier_key')
+  if (stored) return fromStored(stored)
+  // Of instances starting together on a fresh database, the first one stored wins and all use its key.
   const generated = JSON.stringify(await generateVerifierKey(new URL(options.appUrl).hostname, now))
   return fromStored(await getOrCreateSecret(db, 'credential_verifier_key', () => generated, now))
 }

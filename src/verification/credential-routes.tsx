@@ -72,13 +72,7 @@ export function credentialRoutes(deps: AppDeps, { openPage, openForm, offeredMet
           await record(request, { valid: false, failure: 'declined' })
           return {}
         }
-        let vpToken: unknown
-        try {
-          vpToken = JSON.parse(body.vp_token ?? '')
-        } catch {
-          vpToken = undefined
-        }
-        const result = await verify(request, vpToken, { clientId: credentials.verifier.clientId, responseUri })
+        const result = await verify(request, parseOrUndefined(body.vp_token ?? ''), { clientId: credentials.verifier.clientId, responseUri })
         await record(request, result)
         if (!result.valid) throw new OAuthError('invalid_request', `The presentation was not accepted: ${result.failure}`)
         return {}
@@ -123,12 +117,7 @@ export function credentialRoutes(deps: AppDeps, { openPage, openForm, offeredMet
         const page = await openForm(params.id, cookie, request, query.lang, body.csrf)
         const open = await findSessionRequest(deps, page.session, body.request)
         if (!open) throw new OAuthError('invalid_request', 'No open request with this id in this session')
-        let data: unknown
-        try {
-          data = JSON.parse(body.response)
-        } catch {
-          data = undefined
-        }
+        const data = parseOrUndefined(body.response)
         // The API's answer: { protocol, data: { vp_token } } (OpenID4VP 1.0 Appendix A.2), or just its data.
         const inner = (data as { data?: unknown } | undefined)?.data ?? data
         const vpToken = (inner as { vp_token?: unknown } | undefined)?.vp_token
@@ -138,4 +127,13 @@ export function credentialRoutes(deps: AppDeps, { openPage, openForm, offeredMet
       },
       { parse: [readAnswer, 'urlencoded'], body: PageAnswer, query: LangQuery, detail: { hide: true } },
     )
+}
+
+/** A wallet's JSON, or undefined when it is not JSON: verification then refuses it as malformed. */
+function parseOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
 }
