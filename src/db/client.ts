@@ -8,12 +8,15 @@ import postgres from 'postgres'
 import { ConfigError, type DatabaseTarget } from '../config.ts'
 import { acquireDataDirLock } from './data-dir-lock.ts'
 import { pgliteAssets } from './pglite-assets.ts'
+import { watchedSockets } from './watched-socket.ts'
 import * as schema from './schema.ts'
 
 /** Longest a statement may run on the server (issue 10: no query outlives the 10 s API deadline). */
-export const STATEMENT_TIMEOUT_MS = 8_000
+export const STATEMENT_TIMEOUT_MS = 4_000
 /** Longest a statement waits for a row or table lock held by someone else. */
 export const LOCK_TIMEOUT_MS = 3_000
+/** A connection whose server says nothing this long after a query is dead (src/db/watched-socket.ts). */
+export const SILENT_CONNECTION_MS = STATEMENT_TIMEOUT_MS + 1_000
 
 /** The one database type the services use: Drizzle over PGlite or over postgres.js, same schema. */
 export type Database = PgDatabase<PgQueryResultHKT, typeof schema>
@@ -44,6 +47,7 @@ export async function openDatabase(target: DatabaseTarget, options: OpenOptions 
 }
 
 async function openPostgres(target: DatabaseTarget & { kind: 'postgres' }, options: OpenOptions): Promise<OpenDatabase> {
+  // `socket` is a documented postgres.js option that its type declarations leave out.
   const client = postgres(target.url, {
     max: options.maxConnections ?? 10,
     onnotice: () => {},
@@ -54,9 +58,10 @@ async function openPostgres(target: DatabaseTarget & { kind: 'postgres' }, optio
     // Every statement ends on the server before the API's 10-second deadline: a query that waits on an
     // outside lock, or runs away, gives its connection back instead of holding it after the caller gave up.
     connection: { statement_timeout: STATEMENT_TIMEOUT_MS, lock_timeout: LOCK_TIMEOUT_MS, idle_in_transaction_session_timeout: 10_000 },
-    // A cut link is noticed by TCP keepalive probes, not only by the next query.
+    // A cut link is noticed by TCP keepalive probes while idle, and by the silence watch while a query waits.
     keep_alive: 5,
-  })
+    socket: watchedSockets(SILENT_CONNECTION_MS),
+  } as postgres.Options<{}>)
   const db = drizzlePostgres(client, { schema }) as unknown as Database
   try {
     await db.execute(sql`select 1`)
