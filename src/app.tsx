@@ -6,6 +6,7 @@ import { OAuthError, serverError } from './errors.ts'
 import { demoRoutes } from './demo/routes.tsx'
 import { keyRoutes } from './keys/routes.ts'
 import { describeError, type Logger } from './lib/log.ts'
+import { checkUrlLength } from './lib/strict-request.ts'
 import { oauthRoutes } from './oauth/routes.ts'
 import { instrument } from './ops/instrument.ts'
 import type { Metrics } from './ops/metrics.ts'
@@ -40,6 +41,7 @@ export function createApp(deps: AppDeps) {
       }),
     )
     .onError(({ code, error, request }) => errorResponse(code, error, request, deps.log, deps.metrics))
+    .onRequest(({ request }) => checkUrlLength(request))
     .use(opsRoutes(deps, deps.metrics))
     .use(keyRoutes(deps))
     .use(oauthRoutes(deps))

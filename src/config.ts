@@ -74,6 +74,8 @@ export type FaceConfig = {
    * a photo of any adult passes an upload, since no live challenge reaches it.
    */
   upload: boolean
+  /** How long a method post's body may take to arrive before it is refused and its upload place freed. */
+  uploadSeconds: number
 }
 
 export class ConfigError extends Error {
@@ -112,6 +114,7 @@ export function loadConfig(env: Env = process.env): Config {
       workers: readInt('FACE_WORKERS', env.FACE_WORKERS, { min: 1, max: 16, fallback: 1 }),
       queue: readInt('FACE_QUEUE', env.FACE_QUEUE, { min: 0, max: 1000, fallback: 8 }),
       upload: readFlag('FACE_UPLOAD', env.FACE_UPLOAD) ?? false,
+      uploadSeconds: readInt('FACE_UPLOAD_SECONDS', env.FACE_UPLOAD_SECONDS, { min: 1, max: 600, fallback: 60 }),
     },
     metricsToken: nonEmpty(env.METRICS_TOKEN),
     metricsPublic: readFlag('METRICS_PUBLIC', env.METRICS_PUBLIC) ?? false,

@@ -72,6 +72,8 @@ describe.skipIf(!built)('the compiled binary', () => {
     const { response, page } = await browser.open({ client_id: client.client_id, state: 'bin' })
     expect(response.status).toBe(200)
     expect((await fetch(`${baseUrl}/assets/ofage.css`)).status).toBe(200)
+    // The binary carries the HTTP parser's 64 KiB header bound: a 32 KB path reaches the app (issue 10).
+    expect((await fetch(`${baseUrl}/api/verify/token/${'a'.repeat(32 * 1024)}`)).status).toBe(400)
     const back = callback(await browser.post(page.action('/methods/sandbox'), { csrf: page.csrf!, age: '30', method_class: 'age_only' }))!
     const exchange = await fetch(`${baseUrl}/api/oauth/token`, {
       method: 'POST',

@@ -26,7 +26,7 @@ describe('loadConfig (DESIGN.md "Configuration")', () => {
       issuerUrl: 'http://localhost:3000',
       signingKeyFile: undefined,
       demo: true,
-      face: { enabled: true, buffer: undefined, workers: 1, queue: 8, upload: false },
+      face: { enabled: true, buffer: undefined, workers: 1, queue: 8, upload: false, uploadSeconds: 60 },
       metricsToken: undefined,
       metricsPublic: false,
       credentials: undefined,

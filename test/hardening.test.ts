@@ -5,7 +5,10 @@ import { describeError } from '../src/lib/log.ts'
 import { issueCode } from '../src/oauth/codes.ts'
 import { claimSession, findSession } from '../src/verification/sessions.ts'
 import postgres from 'postgres'
-import { createTestContext, json, onPostgres, queryRows, REDIRECT_URI, type TestContext } from './helpers.ts'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createTestContext, json, onPostgres, queryRows, REDIRECT_URI, type TestContext, waitUntilReady } from './helpers.ts'
 import { testBrowser } from './verification/browser.ts'
 
 /**
@@ -69,6 +72,38 @@ describe('inputs that reached the prototype or the database raw', () => {
     expect(response.status).toBe(200)
     expect((await json(response)).period.end).toBe('9999-12-31T23:59:59.999Z')
   })
+})
+
+describe('a long URL', () => {
+  test('over 8 KiB: invalid_request as JSON under /api, the error page elsewhere', async () => {
+    const long = 'a'.repeat(9 * 1024)
+    const api = await ctx.request(`/api/verify/token/${long}`)
+    expect(api.status).toBe(400)
+    expect(await json(api)).toEqual({ error: 'invalid_request', error_description: 'The request URL is longer than 8192 characters' })
+    const page = await ctx.request(`/?client_id=${shop.id}&redirect_uri=${encodeURIComponent(REDIRECT_URI)}&state=${long}`)
+    expect(page.status).toBe(400)
+    expect(page.headers.get('content-type')).toContain('text/html')
+    expect(await page.text()).toContain('invalid_request')
+  })
+
+  test('a 32 KB path through the server as `npm start` runs it is answered by the app; past 64 KiB the HTTP layer refuses it', async () => {
+    const port = 20_000 + Math.floor(Math.random() * 20_000)
+    const url = `http://127.0.0.1:${port}`
+    const dataDir = mkdtempSync(join(tmpdir(), 'ofage-long-url-'))
+    const env = { ...process.env, DATABASE_URL: undefined, DATA_DIR: dataDir, PORT: String(port), PUBLIC_URL: url, APP_URL: url, FACE_CHECK: '0', OFAGE_DEMO: '0' }
+    const server = Bun.spawn(['bun', 'run', 'start'], { env, stdout: 'ignore', stderr: 'ignore' })
+    try {
+      await waitUntilReady(url, 30_000)
+      const answered = await fetch(`${url}/api/verify/token/${'a'.repeat(32 * 1024)}`)
+      expect(answered.status).toBe(400)
+      expect((await answered.json()).error).toBe('invalid_request')
+      expect((await fetch(`${url}/${'a'.repeat(80 * 1024)}`)).status).toBe(431)
+    } finally {
+      server.kill('SIGTERM')
+      await server.exited
+      rmSync(dataDir, { recursive: true, force: true })
+    }
+  }, 40_000)
 })
 
 describe('a token validates in one spelling only', () => {

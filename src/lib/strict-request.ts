@@ -7,6 +7,19 @@ export const MAX_BODY_BYTES = 16 * 1024
 /** Bound for multipart bodies: a few camera frames. */
 export const MAX_MULTIPART_BYTES = 24 * 1024 * 1024
 
+/**
+ * Bound for a request's URL; our longest are a page link with its `state` or a token to validate, well
+ * under 2 KiB. Longer ones are `invalid_request`, answered by the app up to the HTTP parser's own header
+ * bound (`--max-http-header-size`, 64 KiB in the package scripts and the binary); past that, Bun answers
+ * 431 with no body before any of our code runs.
+ */
+export const MAX_URL_LENGTH = 8 * 1024
+
+/** Refuses a URL over {@link MAX_URL_LENGTH}. */
+export function checkUrlLength(request: Request): void {
+  if (request.url.length > MAX_URL_LENGTH) throw new OAuthError('invalid_request', `The request URL is longer than ${MAX_URL_LENGTH} characters`)
+}
+
 type BodyType = 'json' | 'form' | 'multipart'
 
 const mimeTypes: Record<BodyType, string> = {

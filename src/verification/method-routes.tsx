@@ -4,6 +4,7 @@ import type { AppDeps } from '../deps.ts'
 import { EstimatorBusyError } from '../estimator/types.ts'
 import { OAuthError } from '../errors.ts'
 import { createConcurrencyLimit } from '../lib/concurrency-limit.ts'
+import { withDeadline } from '../lib/deadline.ts'
 import { isMultipart, readStrictBody } from '../lib/strict-request.ts'
 import { takeHit } from '../ratelimit/limits.ts'
 import { peerAddress } from '../ratelimit/peer.ts'
@@ -33,8 +34,12 @@ export function methodRoutes(deps: AppDeps, { openPost, checkPostToken, openForm
   // An upload being read or analysed holds up to MAX_MULTIPART_BYTES, and its parsed frames as much again.
   // The estimator works on FACE_WORKERS frames and lets FACE_QUEUE wait (a request sends one frame at a
   // time); as many uploads again may be arriving while the workers are busy. Past that, an upload read would
-  // only be answered "busy" after costing its memory, so it is answered "busy" unread.
-  const uploads = createConcurrencyLimit(2 * deps.config.face.workers + deps.config.face.queue)
+  // only be answered "busy" after costing its memory, so it is answered "busy" unread. One address holds at
+  // most half the places, and an upload that has not arrived after FACE_UPLOAD_SECONDS gives its place
+  // back: uploads trickled in a byte at a time cannot keep everyone else's check waiting.
+  const maxUploads = 2 * deps.config.face.workers + deps.config.face.queue
+  const uploads = createConcurrencyLimit(maxUploads, Math.ceil(maxUploads / 2))
+  const uploadMs = deps.config.face.uploadSeconds * 1000
 
   /**
    * How a method post is answered: the page again (a plain form post), or, for the page's script,
@@ -147,9 +152,10 @@ export function methodRoutes(deps: AppDeps, { openPost, checkPostToken, openForm
         const reply = answerer(page, set, method.id, (request.headers.get('accept') ?? '').includes('application/json'))
         if (page.session.failedAttempts >= MAX_FAILED_ATTEMPTS) return reply.refused(200, undefined)
         // Checks per address, across sessions: opening sessions is free, running checks is not.
-        await takeHit(deps, `check:${peerAddress(request, deps.config.trustProxy)}`, deps.config.limits.checks)
+        const address = peerAddress(request, deps.config.trustProxy)
+        await takeHit(deps, `check:${address}`, deps.config.limits.checks)
         const upload = isMultipart(request)
-        const release = upload ? uploads.tryAcquire() : () => {}
+        const release = upload ? uploads.tryAcquire(address) : () => {}
         if (!release) {
           deps.metrics.verifications.inc({ method: method.id, outcome: 'busy' })
           set.headers['retry-after'] = '5'
@@ -157,7 +163,8 @@ export function methodRoutes(deps: AppDeps, { openPost, checkPostToken, openForm
         }
         try {
           // The no-JavaScript form sends its token in the body only: checked once read, for a live session of this browser.
-          const body = await readStrictBody(request, ['form', 'multipart'])
+          const body = await withDeadline(readStrictBody(request, ['form', 'multipart']), uploadMs, () => undefined)
+          if (body === undefined) throw new OAuthError('invalid_request', `The form did not arrive within ${deps.config.face.uploadSeconds} seconds`)
           if (!Value.Check(MethodBody, body)) throw new OAuthError('invalid_request', 'The form does not have the fields of a method post')
           checkPostToken(page, body.csrf)
           return await checkEvidence(page, method, body, reply, set)

@@ -184,32 +184,69 @@ describe('a face upload is refused before its body is read', () => {
 describe('concurrent uploads', () => {
   let limited: TestContext
   beforeAll(async () => {
-    // 2 × FACE_WORKERS + FACE_QUEUE = 2 uploads read or analysed at once.
-    limited = await createTestContext({ estimator: idleEstimator, env: { FACE_WORKERS: '1', FACE_QUEUE: '0' } })
+    // 2 × FACE_WORKERS + FACE_QUEUE = 4 uploads read or analysed at once, 2 from one address; a body has
+    // one second to arrive. Addresses come from X-Forwarded-For, as behind the operator's proxy.
+    limited = await createTestContext({ estimator: idleEstimator, env: { FACE_WORKERS: '1', FACE_QUEUE: '2', FACE_UPLOAD_SECONDS: '1', TRUST_PROXY: '1' } })
   })
   afterAll(() => limited.close())
 
+  const from = (address: string, csrf: string) => ({ 'x-csrf-token': csrf, 'x-forwarded-for': address })
+
   test('beyond 2 × FACE_WORKERS + FACE_QUEUE at once are answered 503 with Retry-After, unread; a finished upload frees its place', async () => {
     const { browser, csrf, facePath } = await openSession(limited)
-    const held = [stalledUpload(), stalledUpload()]
-    const heldAnswers = held.map((upload) => postUpload(browser, facePath, upload, { 'x-csrf-token': csrf }))
+    const held = [stalledUpload(), stalledUpload(), stalledUpload(), stalledUpload()]
+    const heldAnswers = held.map((upload, i) => postUpload(browser, facePath, upload, from(i < 2 ? '10.0.0.1' : '10.0.0.2', csrf)))
     await Promise.all(held.map((upload) => upload.reading))
 
-    const third = stalledUpload()
-    const refused = await promptly(postUpload(browser, facePath, third, { 'x-csrf-token': csrf }))
-    if (refused === 'no answer') throw new Error('the third upload was not answered')
+    const fifth = stalledUpload()
+    const refused = await promptly(postUpload(browser, facePath, fifth, from('10.0.0.3', csrf)))
+    if (refused === 'no answer') throw new Error('the fifth upload was not answered')
     expect(refused.status).toBe(503)
     expect(refused.headers.get('retry-after')).toBe('5')
     expect(await refused.json()).toMatchObject({ outcome: 'refused', retry: true })
-    expect(third.pulledBytes).toBeLessThanOrEqual(2 * CHUNK)
+    expect(fifth.pulledBytes).toBeLessThanOrEqual(2 * CHUNK)
 
     for (const upload of held) upload.fail(new Error('connection lost'))
-    expect((await Promise.all(heldAnswers)).map((answer) => answer.status)).toEqual([400, 400])
+    expect((await Promise.all(heldAnswers)).map((answer) => answer.status)).toEqual([400, 400, 400, 400])
     const form = new FormData()
     form.set('csrf', csrf)
     form.append('frame', new File(['face:40'], 'f.jpg', { type: 'image/jpeg' }))
-    const next = await browser.request(facePath, { method: 'POST', body: form, headers: { 'x-csrf-token': csrf } })
+    const next = await browser.request(facePath, { method: 'POST', body: form, headers: from('10.0.0.3', csrf) })
     expect(next.status).toBe(400)
     expect(await next.text()).toContain('needs the live camera')
+  })
+
+  test('one address holds at most half the places: its third upload is refused unread while another address is read', async () => {
+    const { browser, csrf, facePath } = await openSession(limited)
+    const held = [stalledUpload(), stalledUpload()]
+    const heldAnswers = held.map((upload) => postUpload(browser, facePath, upload, from('10.0.1.1', csrf)))
+    await Promise.all(held.map((upload) => upload.reading))
+    const third = stalledUpload()
+    const refused = await promptly(postUpload(browser, facePath, third, from('10.0.1.1', csrf)))
+    expect(refused === 'no answer' ? refused : refused.status).toBe(503)
+    expect(third.pulledBytes).toBeLessThanOrEqual(2 * CHUNK)
+    const elsewhere = stalledUpload()
+    const elsewhereAnswer = postUpload(browser, facePath, elsewhere, from('10.0.1.2', csrf))
+    await elsewhere.reading
+    for (const upload of [...held, elsewhere]) upload.fail(new Error('connection lost'))
+    await Promise.all([...heldAnswers, elsewhereAnswer])
+  })
+
+  test('an upload trickled in slower than FACE_UPLOAD_SECONDS is refused and gives its place back', async () => {
+    const { browser, csrf, facePath } = await openSession(limited)
+    const slow = [stalledUpload(), stalledUpload()]
+    const started = performance.now()
+    const answers = await Promise.all(slow.map((upload) => postUpload(browser, facePath, upload, from('10.0.2.1', csrf))))
+    expect(answers.map((answer) => answer.status)).toEqual([400, 400])
+    expect(performance.now() - started).toBeLessThan(3_000)
+    expect(await answers[0]!.text()).toContain('invalid_request')
+    // The same address has its places again, although the slow bodies never finished.
+    const form = new FormData()
+    form.set('csrf', csrf)
+    form.append('frame', new File(['face:40'], 'f.jpg', { type: 'image/jpeg' }))
+    const next = await browser.request(facePath, { method: 'POST', body: form, headers: from('10.0.2.1', csrf) })
+    expect(next.status).toBe(400)
+    expect(await next.text()).toContain('needs the live camera')
+    for (const upload of slow) upload.fail(new Error('connection lost'))
   })
 })
