@@ -77,9 +77,11 @@ describe('inputs that reached the prototype or the database raw', () => {
 describe('a long URL', () => {
   test('over 8 KiB: invalid_request as JSON under /api, the error page elsewhere', async () => {
     const long = 'a'.repeat(9 * 1024)
-    const api = await ctx.request(`/api/verify/token/${long}`)
+    const api = await ctx.request(`/api/oauth/usage?start_date=${long}`, { headers: { authorization: shop.authorization } })
     expect(api.status).toBe(400)
     expect(await json(api)).toEqual({ error: 'invalid_request', error_description: 'The request URL is longer than 8192 characters' })
+    // A token in the path is an invalid token however long, as the spec answers any: 401.
+    expect((await ctx.request(`/api/verify/token/${long}`)).status).toBe(401)
     const page = await ctx.request(`/?client_id=${shop.id}&redirect_uri=${encodeURIComponent(REDIRECT_URI)}&state=${long}`)
     expect(page.status).toBe(400)
     expect(page.headers.get('content-type')).toContain('text/html')
@@ -94,9 +96,10 @@ describe('a long URL', () => {
     const server = Bun.spawn(['bun', 'run', 'start'], { env, stdout: 'ignore', stderr: 'ignore' })
     try {
       await waitUntilReady(url, 30_000)
-      const answered = await fetch(`${url}/api/verify/token/${'a'.repeat(32 * 1024)}`)
+      const answered = await fetch(`${url}/api/oauth/usage?start_date=${'a'.repeat(32 * 1024)}`)
       expect(answered.status).toBe(400)
       expect((await answered.json()).error).toBe('invalid_request')
+      expect((await fetch(`${url}/api/verify/token/${'a'.repeat(32 * 1024)}`)).status).toBe(401)
       expect((await fetch(`${url}/${'a'.repeat(80 * 1024)}`)).status).toBe(431)
     } finally {
       server.kill('SIGTERM')

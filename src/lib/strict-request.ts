@@ -15,9 +15,14 @@ export const MAX_MULTIPART_BYTES = 24 * 1024 * 1024
  */
 export const MAX_URL_LENGTH = 8 * 1024
 
-/** Refuses a URL over {@link MAX_URL_LENGTH}. */
+/** Where a path carries a token: any token too long is an invalid one, answered as the spec says (401, SPEC.md §4.3). */
+const TOKEN_PATH = '/api/verify/token/'
+
+/** Refuses a URL over {@link MAX_URL_LENGTH}, except a token's, which the token route bounds itself. */
 export function checkUrlLength(request: Request): void {
-  if (request.url.length > MAX_URL_LENGTH) throw new OAuthError('invalid_request', `The request URL is longer than ${MAX_URL_LENGTH} characters`)
+  if (request.url.length <= MAX_URL_LENGTH) return
+  if (new URL(request.url).pathname.startsWith(TOKEN_PATH)) return
+  throw new OAuthError('invalid_request', `The request URL is longer than ${MAX_URL_LENGTH} characters`)
 }
 
 type BodyType = 'json' | 'form' | 'multipart'
