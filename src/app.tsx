@@ -7,6 +7,7 @@ import { demoRoutes } from './demo/routes.tsx'
 import { keyRoutes } from './keys/routes.ts'
 import { describeError, type Logger } from './lib/log.ts'
 import { checkUrlLength } from './lib/strict-request.ts'
+import { authorizationRoutes } from './oauth/authorization-routes.ts'
 import { oauthRoutes } from './oauth/routes.ts'
 import { instrument } from './ops/instrument.ts'
 import type { Metrics } from './ops/metrics.ts'
@@ -45,6 +46,7 @@ export function createApp(deps: AppDeps) {
     .use(opsRoutes(deps, deps.metrics))
     .use(keyRoutes(deps))
     .use(oauthRoutes(deps))
+    .use(authorizationRoutes(deps))
     .use(usageRoutes(deps))
     .use(pageRoutes(deps))
     .use(deps.config.demo ? demoRoutes(deps, (request) => handle(request)) : new Elysia({ name: 'no-demo' }))

@@ -24,9 +24,11 @@ Usage: ofage [command] [--json]
   migrate                                 apply database migrations
   clients create --name NAME --redirect-uri URI [--redirect-uri URI …]
                  [--min-age N] [--limit N] [--face-buffer N] [--home-url URL] [--sandbox]
+                 [--require-pkce on|off] [--require-par on|off]
   clients list | show ID | suspend ID | activate ID | rotate-secret ID
   clients update ID [--limit N|none] [--min-age N|none] [--face-buffer N|none]
                     [--home-url URL|none] [--add-redirect-uri URI] [--remove-redirect-uri URI]
+                    [--require-pkce on|off] [--require-par on|off]
   audit show TRANSACTION_ID
   usage CLIENT_ID [--period day|month|all] [--start-date D] [--end-date D]
   keys show
@@ -55,6 +57,8 @@ export const options = {
   'face-buffer': { type: 'string' },
   'home-url': { type: 'string' },
   sandbox: { type: 'boolean' },
+  'require-pkce': { type: 'string' },
+  'require-par': { type: 'string' },
   period: { type: 'string' },
   'start-date': { type: 'string' },
   'end-date': { type: 'string' },
@@ -124,6 +128,8 @@ async function clientsCommand(services: Services, sub: string | undefined, id: s
       faceBuffer: readOptionalInt('--face-buffer', flags['face-buffer']),
       homeUrl: flags['home-url'],
       sandbox: flags.sandbox ?? false,
+      requirePkce: readSwitch('--require-pkce', flags['require-pkce']),
+      requirePushedRequests: readSwitch('--require-par', flags['require-par']),
     })
     return withSecret(client, secret)
   }
@@ -156,6 +162,8 @@ async function clientsCommand(services: Services, sub: string | undefined, id: s
           homeUrl: flags['home-url'] === 'none' ? null : flags['home-url'],
           addRedirectUris: flags['add-redirect-uri'],
           removeRedirectUris: flags['remove-redirect-uri'],
+          requirePkce: readSwitch('--require-pkce', flags['require-pkce']),
+          requirePushedRequests: readSwitch('--require-par', flags['require-par']),
         }),
       )
     default:
@@ -191,6 +199,13 @@ function readOptionalInt(flag: string, value: string | undefined, allowNone = fa
   if (allowNone && value === 'none') return null
   if (!/^\d+$/.test(value)) throw new UsageError(`${flag} must be a whole number${allowNone ? ' or "none"' : ''}`)
   return Number(value)
+}
+
+/** Reads `on` or `off`; undefined when the flag is absent. */
+function readSwitch(flag: string, value: string | undefined): boolean | undefined {
+  if (value === undefined) return undefined
+  if (value !== 'on' && value !== 'off') throw new UsageError(`${flag} must be "on" or "off"`)
+  return value === 'on'
 }
 
 function formatFields(record: Record<string, unknown>): string {

@@ -12,6 +12,8 @@ export const errorStatus = {
   invalid_state: 400,
   // The spec leaves these two open but says token-exchange errors are 400 or 401; RFC 6749 §5.2 uses 400.
   unsupported_grant_type: 400,
+  // RFC 6749 §4.1.2.1, for standard clients that send response_type: only `code` is served.
+  unsupported_response_type: 400,
   client_suspended: 401,
   age_requirement_not_met: 403,
   payment_required: 402,

@@ -7,6 +7,7 @@ import { serverError } from './errors.ts'
 import { describeError } from './lib/log.ts'
 import { MAX_MULTIPART_BYTES } from './lib/strict-request.ts'
 import { pruneExpiredCodes } from './oauth/codes.ts'
+import { pruneExpiredPushedRequests } from './oauth/pushed-requests.ts'
 import { pruneExpiredPasskeys } from './passkeys/store.ts'
 import { rememberPeer } from './ratelimit/peer.ts'
 import { pruneRateLimits } from './ratelimit/limits.ts'
@@ -17,10 +18,11 @@ const PRUNE_EVERY_MS = 10 * 60_000
 /** Codes are kept an hour past expiry so a late replay is still recognised and revokes its tokens. */
 const KEEP_EXPIRED_MS = 60 * 60_000
 
-/** Deletes expired codes, verification sessions, age passes, passkeys and past rate-limit windows; audit rows and usage stay. */
+/** Deletes expired codes, pushed requests, verification sessions, age passes, passkeys and past rate-limit windows; audit rows and usage stay. */
 export async function pruneExpired(deps: AppDeps): Promise<void> {
   const before = new Date(deps.clock.now().getTime() - KEEP_EXPIRED_MS)
   await pruneExpiredCodes(deps.db, before)
+  await pruneExpiredPushedRequests(deps.db, before)
   await pruneExpiredSessions(deps.db, before)
   await pruneExpiredPasses(deps.db, before)
   await pruneExpiredPasskeys(deps.db, before)

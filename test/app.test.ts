@@ -115,7 +115,10 @@ describe('GET /api/openapi.json', () => {
     expect(document.openapi).toMatch(/^3\./)
     expect(Object.keys(document.paths).sort()).toEqual(
       [
+        '/.well-known/oauth-authorization-server',
         '/api/.well-known/jwks.json',
+        '/api/.well-known/oauth-authorization-server',
+        '/api/oauth/par',
         '/api/oauth/token',
         '/api/oauth/usage',
         '/api/oauth/validate',
@@ -127,7 +130,7 @@ describe('GET /api/openapi.json', () => {
       ].sort(),
     )
     const token = document.paths['/api/oauth/token'].post
-    expect(Object.keys(token.requestBody.content)).toEqual(['application/json'])
+    expect(Object.keys(token.requestBody.content)).toEqual(['application/json', 'application/x-www-form-urlencoded'])
     expect(token.requestBody.content['application/json'].schema.required.sort()).toEqual(['code', 'grant_type', 'redirect_uri'])
     const validate = document.paths['/api/oauth/validate'].post
     expect(Object.keys(validate.requestBody.content).sort()).toEqual(['application/json', 'application/x-www-form-urlencoded'])

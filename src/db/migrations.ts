@@ -8,6 +8,7 @@ import m0003 from '../../drizzle/0003_client_home_url.sql' with { type: 'text' }
 import m0004 from '../../drizzle/0004_face_challenge.sql' with { type: 'text' }
 import m0005 from '../../drizzle/0005_credentials_passkeys.sql' with { type: 'text' }
 import m0006 from '../../drizzle/0006_rate_limits.sql' with { type: 'text' }
+import m0007 from '../../drizzle/0007_integrators.sql' with { type: 'text' }
 
 export const migrationJournal = journal
 
@@ -20,4 +21,5 @@ export const migrationFiles: Record<string, string> = {
   '0004_face_challenge': m0004,
   '0005_credentials_passkeys': m0005,
   '0006_rate_limits': m0006,
+  '0007_integrators': m0007,
 }

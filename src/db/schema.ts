@@ -41,6 +41,10 @@ export const clients = pgTable(
     faceBuffer: integer('face_buffer'),
     /** Where the page's "Back to {site}" link leads; null: the origin of the request's redirect URI. */
     homeUrl: text('home_url'),
+    /** Every authorization request of this client must carry a PKCE challenge (RFC 7636). */
+    requirePkce: boolean('require_pkce').notNull().default(false),
+    /** Only pushed authorization requests (RFC 9126) open the page: parameters in a plain URL are refused. */
+    requirePushedRequests: boolean('require_pushed_requests').notNull().default(false),
     createdAt: instant('created_at').notNull(),
   },
   (t) => [
@@ -88,11 +92,34 @@ export const authCodes = pgTable(
       .references(() => auditLogs.transactionId),
     redirectUri: text('redirect_uri').notNull(),
     state: text('state'),
+    /** The PKCE challenge of the authorization request (S256, RFC 7636), which the exchange's verifier must answer. */
+    codeChallenge: text('code_challenge'),
     createdAt: instant('created_at').notNull(),
     expiresAt: instant('expires_at').notNull(),
     usedAt: instant('used_at'),
   },
   (t) => [index('auth_codes_expires').on(t.expiresAt)],
+)
+
+/**
+ * Pushed authorization requests (RFC 9126): the parameters a client's backend posted, found again by the
+ * hash of the `request_uri` it got back, so the visitor's URL carries nothing they could edit.
+ */
+export const pushedRequests = pgTable(
+  'pushed_requests',
+  {
+    referenceHash: text('reference_hash').primaryKey(),
+    clientId: text('client_id')
+      .notNull()
+      .references(() => clients.id),
+    redirectUri: text('redirect_uri').notNull(),
+    state: text('state'),
+    ageRequired: integer('age_required').notNull(),
+    codeChallenge: text('code_challenge'),
+    createdAt: instant('created_at').notNull(),
+    expiresAt: instant('expires_at').notNull(),
+  },
+  (t) => [index('pushed_requests_expires').on(t.expiresAt)],
 )
 
 /**
@@ -142,6 +169,8 @@ export const verificationSessions = pgTable(
     redirectUri: text('redirect_uri').notNull(),
     state: text('state'),
     ageRequired: integer('age_required').notNull(),
+    /** The PKCE challenge of the authorization request, handed on to the code. */
+    codeChallenge: text('code_challenge'),
     failedAttempts: integer('failed_attempts').notNull().default(0),
     createdAt: instant('created_at').notNull(),
     expiresAt: instant('expires_at').notNull(),

@@ -19,6 +19,10 @@ export type NewClient = {
   faceBuffer?: number | null
   homeUrl?: string | null
   sandbox?: boolean
+  /** PKCE (S256) on every authorization request of this client. */
+  requirePkce?: boolean
+  /** Only pushed authorization requests (RFC 9126) open the page for this client. */
+  requirePushedRequests?: boolean
   /** Only for importing a client from elsewhere; normally a fresh 256-bit secret is generated. */
   secret?: string
   /** Only for clients the service creates itself (the demo); normally generated. */
@@ -36,6 +40,8 @@ export function describeClient(client: Client) {
     face_buffer: client.faceBuffer,
     home_url: client.homeUrl,
     sandbox: client.sandbox,
+    require_pkce: client.requirePkce,
+    require_pushed_requests: client.requirePushedRequests,
     status: client.status,
     created_at: client.createdAt.toISOString(),
   }
@@ -65,6 +71,8 @@ export async function createClient(deps: ClientDeps, input: NewClient): Promise<
       faceBuffer: input.faceBuffer ?? null,
       homeUrl: homeUrl ?? null,
       sandbox: input.sandbox ?? false,
+      requirePkce: input.requirePkce ?? false,
+      requirePushedRequests: input.requirePushedRequests ?? false,
       createdAt: deps.clock.now(),
     })
     .returning()
@@ -90,6 +98,8 @@ export type ClientChanges = {
   homeUrl?: string | null
   addRedirectUris?: string[]
   removeRedirectUris?: string[]
+  requirePkce?: boolean | undefined
+  requirePushedRequests?: boolean | undefined
 }
 
 /** Applies changes to a client; returns undefined when no such client exists. */
@@ -113,6 +123,8 @@ export async function updateClient(db: Database, clientId: string, changes: Clie
       ...(changes.verificationLimit !== undefined && { verificationLimit: changes.verificationLimit }),
       ...(changes.faceBuffer !== undefined && { faceBuffer: changes.faceBuffer }),
       ...(homeUrl !== undefined && { homeUrl }),
+      ...(changes.requirePkce !== undefined && { requirePkce: changes.requirePkce }),
+      ...(changes.requirePushedRequests !== undefined && { requirePushedRequests: changes.requirePushedRequests }),
     })
     .where(eq(clients.id, clientId))
     .returning()
@@ -150,14 +162,15 @@ export async function authenticateClient(
   deps: ClientDeps,
   authorization: string | undefined,
   limits?: { address: string; authFailures: Limit },
+  body?: PostedCredentials,
 ): Promise<Client> {
   const addressKey = limits && `auth:${limits.address}`
   if (limits) await refuseIfLimited(deps, addressKey!, limits.authFailures)
-  const credentials = parseBasicAuthorization(authorization)
+  const credentials = presentedCredentials(authorization, body)
   const clientKey = limits && credentials && `auth:${limits.address}:${sha256Hex(credentials.clientId).slice(0, 32)}`
   if (clientKey) await refuseIfLimited(deps, clientKey, limits!.authFailures)
   try {
-    if (!credentials) throw new OAuthError('invalid_client', 'Client authentication failed: send HTTP Basic client_id:client_secret')
+    if (!credentials) throw new OAuthError('invalid_client', 'Client authentication failed: send HTTP Basic client_id:client_secret, or client_id and client_secret in the form')
     const client = await findClient(deps.db, credentials.clientId)
     // Hash even for an unknown id so both failures take the same time.
     const presented = hashSecret(deps.keys, credentials.secret)
@@ -173,6 +186,26 @@ export async function authenticateClient(
     }
     throw cause
   }
+}
+
+/** `client_id` and `client_secret` as a form body may carry them (RFC 6749 §2.3.1, client_secret_post). */
+export type PostedCredentials = { client_id?: string | undefined; client_secret?: string | undefined }
+
+/**
+ * The credentials a request presents: HTTP Basic (SPEC.md §5) or, where the route reads a body, the
+ * body's `client_id` and `client_secret`. RFC 6749 §2.3: "The client MUST NOT use more than one
+ * authentication method in each request", so both at once is `invalid_request`; a `client_id` beside
+ * Basic credentials must name the same client.
+ */
+function presentedCredentials(authorization: string | undefined, body: PostedCredentials | undefined): { clientId: string; secret: string } | undefined {
+  const posted = body?.client_secret !== undefined
+  if (authorization !== undefined && posted) throw new OAuthError('invalid_request', 'Use one client authentication method: HTTP Basic or client_secret_post, not both')
+  if (posted) return body!.client_id ? { clientId: body!.client_id, secret: body!.client_secret! } : undefined
+  const basic = parseBasicAuthorization(authorization)
+  if (basic && body?.client_id !== undefined && body.client_id !== basic.clientId) {
+    throw new OAuthError('invalid_request', 'client_id in the body differs from the client of the Authorization header')
+  }
+  return basic
 }
 
 /**

@@ -8,6 +8,7 @@ import { hmacHex, randomToken, sha256Hex } from '../lib/crypto.ts'
 import type { ServerKeys } from '../keys/server-keys.ts'
 import { countMonthToDate, countVerification } from '../usage/counters.ts'
 import type { Client } from './clients.ts'
+import { checkCodeVerifier } from './pkce.ts'
 
 /** SPEC.md §2.1 and §8: a code lives 60 seconds and is used once. */
 export const CODE_LIFETIME_MS = 60_000
@@ -19,6 +20,8 @@ export type ApprovedCheck = {
   /** The redirect URI of the authorization request; must be registered for the client. */
   redirectUri: string
   state?: string | null
+  /** The PKCE challenge (S256) of the authorization request, if it sent one. */
+  codeChallenge?: string | null
   /** The threshold requested and proven (`age_required`). */
   ageOver: number
   methodClass: MethodClass
@@ -82,6 +85,7 @@ export async function issueCode(
       transactionId,
       redirectUri: check.redirectUri,
       state: check.state ?? null,
+      codeChallenge: check.codeChallenge ?? null,
       createdAt: now,
       expiresAt,
     })
@@ -94,7 +98,7 @@ function pairwiseSubject(keys: ServerKeys, clientId: string, personKey: string):
   return hmacHex(keys.subjectKey, `${clientId}\u0000${personKey}`)
 }
 
-export type Redemption = { code: string; redirectUri: string; state?: string | undefined }
+export type Redemption = { code: string; redirectUri: string; state?: string | undefined; codeVerifier?: string | undefined }
 
 export type Verification = {
   transactionId: string
@@ -126,10 +130,13 @@ export async function redeemCode(deps: CodeDeps, client: Client, request: Redemp
   if (request.redirectUri !== code.redirectUri || !client.redirectUris.includes(request.redirectUri)) {
     throw new OAuthError('invalid_redirect_uri', 'redirect_uri differs from the one used at authorization')
   }
-  if (code.state !== null && request.state === undefined) {
+  checkCodeVerifier(code.codeChallenge, request.codeVerifier)
+  // SPEC.md §4.2 asks for the state again; with PKCE the verifier binds the exchange to the request, and
+  // standard clients never send state there, so it may be left out (issue 11). Sent, it must match.
+  if (code.state !== null && request.state === undefined && code.codeChallenge === null) {
     throw new OAuthError('invalid_request', 'state is required: it was sent at authorization')
   }
-  if ((request.state ?? null) !== code.state) throw new OAuthError('invalid_state', 'state differs from the one sent at authorization')
+  if (request.state !== undefined && request.state !== code.state) throw new OAuthError('invalid_state', 'state differs from the one sent at authorization')
   if (client.minAge !== null && verification.ageOver < client.minAge) {
     throw new OAuthError('age_requirement_not_met', `The verified age ${verification.ageOver} is below this client's minimum of ${client.minAge}`)
   }

@@ -16,10 +16,33 @@ export const TokenRequest = t.Object(
     grant_type: t.String({ description: 'Must be authorization_code' }),
     code: t.String({ minLength: 1, maxLength: 512 }),
     redirect_uri: t.String({ minLength: 1, maxLength: 2048 }),
-    state: t.Optional(t.String({ maxLength: 2048 })),
+    state: t.Optional(t.String({ maxLength: 2048, description: 'Required when a state was sent at authorization, unless the request used PKCE' })),
+    code_verifier: t.Optional(t.String({ maxLength: 128, description: 'RFC 7636: required when the authorization request sent a code_challenge' })),
+    client_id: t.Optional(t.String({ maxLength: 256, description: 'client_secret_post (RFC 6749 §2.3.1), or the Basic client id again' })),
+    client_secret: t.Optional(t.String({ maxLength: 256, description: 'client_secret_post: instead of HTTP Basic, never with it' })),
   },
-  { description: 'Extra members are ignored' },
+  { description: 'JSON (SPEC.md §4.2) or application/x-www-form-urlencoded (RFC 6749 §4.1.3); extra members are ignored' },
 )
+
+/**
+ * The authorization request's parameters (SPEC.md §4.1, RFC 6749 §4.1.1, RFC 7636 §4.3), shared by the
+ * hosted page's URL and the pushed-request endpoint.
+ */
+export const AuthorizationParameters = t.Object({
+  redirect_uri: t.Optional(t.String({ minLength: 1, maxLength: 2048, description: 'Required, in the URL or in the pushed request' })),
+  state: t.Optional(t.String({ maxLength: 2048 })),
+  // DESIGN.md: an integer from 1 to 99, default 18.
+  age_required: t.Optional(t.String({ pattern: '^[1-9][0-9]?$', description: 'Minimum age, 1 to 99; default 18' })),
+  response_type: t.Optional(t.String({ maxLength: 32, description: 'code (the only one served); optional' })),
+  scope: t.Optional(t.String({ maxLength: 1024, description: 'Accepted and ignored' })),
+  code_challenge: t.Optional(t.String({ maxLength: 128, description: 'RFC 7636 S256 challenge' })),
+  code_challenge_method: t.Optional(t.String({ maxLength: 16, description: 'S256' })),
+})
+
+export const PushedRequestResponse = t.Object({
+  request_uri: t.String({ description: 'urn:ietf:params:oauth:request_uri:…, for the page URL with client_id' }),
+  expires_in: t.Integer(),
+})
 
 export const TokenResponse = t.Object({
   access_token: t.String(),

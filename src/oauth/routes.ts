@@ -32,7 +32,7 @@ export function oauthRoutes(deps: AppDeps) {
       '/api/oauth/token',
       async ({ body, headers, request, set }) => {
         Object.assign(set.headers, noStore)
-        const client = await authenticateClient(deps, headers.authorization, limitsFor(request))
+        const client = await authenticateClient(deps, headers.authorization, limitsFor(request), body)
         if (body.grant_type !== 'authorization_code') {
           throw new OAuthError('unsupported_grant_type', 'grant_type must be authorization_code')
         }
@@ -40,6 +40,7 @@ export function oauthRoutes(deps: AppDeps) {
           code: body.code,
           redirectUri: body.redirect_uri,
           state: body.state,
+          codeVerifier: body.code_verifier,
         })
         const accessToken = await signAgeToken(tokenDeps, verification, client)
         deps.metrics.codes.inc({ event: 'redeemed' })
@@ -51,13 +52,14 @@ export function oauthRoutes(deps: AppDeps) {
         }
       },
       {
-        // Ours always answers, so the named parser after it never runs: it names the type for OpenAPI.
-        parse: [({ request }) => readStrictBody(request, ['json']), 'json'],
+        // Ours always answers, so the named parsers after it never run: they name the types for OpenAPI.
+        parse: [({ request }) => readStrictBody(request, ['json', 'form']), 'json', 'urlencoded'],
         body: TokenRequest,
         response: { 200: TokenResponse, 400: ErrorBody, 401: ErrorBody, 402: ErrorBody, 403: ErrorBody, 500: ErrorBody },
         detail: {
           summary: 'Exchange an authorization code for an access token',
-          description: 'HTTP Basic client credentials; JSON body. Errors per SPEC.md §7.',
+          description:
+            'HTTP Basic client credentials, or client_secret_post in a form body; JSON (SPEC.md §4.2) or form-encoded (RFC 6749 §4.1.3). PKCE verifier when the authorization request sent a challenge. Errors per SPEC.md §7 and docs/errors.md.',
           tags: ['OAuth'],
         },
       },

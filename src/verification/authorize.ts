@@ -1,52 +1,46 @@
 import type { Database } from '../db/client.ts'
 import { OAuthError } from '../errors.ts'
+import { checkAuthorizationParameters, type AuthorizationParameters } from '../oauth/authorization-request.ts'
 import { findClient, type Client } from '../oauth/clients.ts'
-import { countMonthToDate } from '../usage/counters.ts'
+import { findPushedRequest, type PushedParameters } from '../oauth/pushed-requests.ts'
 
-export const DEFAULT_AGE_REQUIRED = 18
+/** The query of `GET {app_url}/` (SPEC.md §4.1, plus RFC 7636 and RFC 9126), after TypeBox has checked the shapes. */
+export type AuthorizationQuery = AuthorizationParameters & { client_id: string; request_uri?: string | undefined }
 
-/** The query of `GET {app_url}/` (SPEC.md §4.1), after TypeBox has checked the shapes. */
-export type AuthorizationQuery = { client_id: string; redirect_uri: string; state?: string; age_required?: string }
+export type AuthorizationRequest = PushedParameters & { client: Client }
 
-export type AuthorizationRequest = {
-  client: Client
-  redirectUri: string
-  state: string | null
-  ageRequired: number
+/**
+ * The page's authorization request: from a pushed request when the URL names one (its other parameters are
+ * then ignored, RFC 9126 §4), else from the URL itself, unless the client pushes all of its requests.
+ */
+export async function checkAuthorizationRequest(deps: { db: Database; clock: { now(): Date } }, query: AuthorizationQuery): Promise<AuthorizationRequest> {
+  const client = await findClient(deps.db, query.client_id)
+  if (!client) throw new OAuthError('invalid_client', 'This site is not registered with the age check service.')
+  if (query.request_uri !== undefined) {
+    const pushed = await findPushedRequest(deps, client.id, query.request_uri)
+    // Checked again: the client may have been suspended, or reached its plan's limit, since it pushed.
+    const parameters = {
+      redirect_uri: pushed.redirectUri,
+      state: pushed.state ?? undefined,
+      age_required: String(pushed.ageRequired),
+      ...(pushed.codeChallenge !== null && { code_challenge: pushed.codeChallenge, code_challenge_method: 'S256' }),
+    }
+    return { ...(await checkAuthorizationParameters(deps.db, client, parameters, deps.clock.now())), client }
+  }
+  if (client.requirePushedRequests) {
+    throw new OAuthError('invalid_request', 'This site sends its requests to the service first (pushed authorization requests): open the page from the site again.')
+  }
+  return { ...(await checkAuthorizationParameters(deps.db, client, query, deps.clock.now())), client }
 }
 
 /**
- * Checks an authorization request against the client's registration. Every failure is an
- * {@link OAuthError} that the page shows; none of them redirects, because an unchecked redirect URI
- * must never receive the visitor (DESIGN.md "Authorization errors stay on the page").
+ * The callback URL: the registered redirect URI with `code`, the `state` when one was sent, and `iss`
+ * (RFC 9207), which tells a client talking to several servers which one answered.
  */
-export async function checkAuthorizationRequest(db: Database, query: AuthorizationQuery, now: Date): Promise<AuthorizationRequest> {
-  const client = await findClient(db, query.client_id)
-  if (!client) throw new OAuthError('invalid_client', 'This site is not registered with the age check service.')
-  // Exact string comparison: scheme, host, port, path and query must all match a registered URI.
-  if (!client.redirectUris.includes(query.redirect_uri)) {
-    throw new OAuthError('invalid_redirect_uri', 'The return address is not registered for this site.')
-  }
-  if (client.status !== 'active') throw new OAuthError('client_suspended', 'This site is suspended from the age check service.')
-  const ageRequired = query.age_required === undefined ? DEFAULT_AGE_REQUIRED : Number(query.age_required)
-  if (client.minAge !== null && ageRequired < client.minAge) {
-    throw new OAuthError('age_requirement_not_met', `This site requires an age of at least ${client.minAge}.`)
-  }
-  if (client.verificationLimit !== null && (await countMonthToDate(db, client.id, now)) >= client.verificationLimit) {
-    throw new OAuthError('payment_required', "This site's plan has reached its verification limit for the month.")
-  }
-  // RFC 6749 §A.5: state is visible ASCII and spaces; control characters (NUL above all, which Postgres
-  // refuses in text) are a malformed request, not a server error.
-  if (query.state !== undefined && /[\u0000-\u001f\u007f]/.test(query.state)) {
-    throw new OAuthError('invalid_request', 'The state parameter contains control characters.')
-  }
-  return { client, redirectUri: query.redirect_uri, state: query.state ?? null, ageRequired }
-}
-
-/** The callback URL: the registered redirect URI with `code` and, when one was sent, `state`. */
-export function callbackUrl(redirectUri: string, code: string, state: string | null): string {
+export function callbackUrl(redirectUri: string, code: string, state: string | null, issuer: string): string {
   const url = new URL(redirectUri)
   url.searchParams.set('code', code)
   if (state !== null) url.searchParams.set('state', state)
+  url.searchParams.set('iss', issuer)
   return url.toString()
 }

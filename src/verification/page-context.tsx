@@ -130,6 +130,7 @@ export function createPageContext(deps: AppDeps) {
         clientId: client.id,
         redirectUri: session.redirectUri,
         state: session.state,
+        codeChallenge: session.codeChallenge,
         ageOver: session.ageRequired,
         methodClass: approval.methodClass,
         reverification: approval.reverifiedWith !== undefined,
@@ -149,7 +150,7 @@ export function createPageContext(deps: AppDeps) {
       cookie[AGE_PASS_COOKIE]!.set({ value: issued.cookie, ...cookieOptions, maxAge: AGE_PASS_LIFETIME_MS / 1000 })
     }
     deps.metrics.codes.inc({ event: 'issued' })
-    Object.assign(set.headers, pageHeaders({ formTargets: [session.redirectUri] }), { location: callbackUrl(session.redirectUri, code, session.state) })
+    Object.assign(set.headers, pageHeaders({ formTargets: [session.redirectUri] }), { location: callbackUrl(session.redirectUri, code, session.state, deps.config.issuerUrl) })
     set.status = 303
     return ''
   }

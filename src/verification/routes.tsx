@@ -10,6 +10,7 @@ import { randomToken } from '../lib/crypto.ts'
 import { rejectDuplicateQuery } from '../lib/strict-request.ts'
 import { languages, pickLanguage } from '../pages/i18n.ts'
 import { AGE_PASS_COOKIE, passCovers, readAgePass, revokeAgePass } from './age-pass.ts'
+import { AuthorizationParameters } from '../oauth/model.ts'
 import { checkAuthorizationRequest } from './authorize.ts'
 import { credentialRoutes } from './credential-routes.tsx'
 import { methodRoutes } from './method-routes.tsx'
@@ -28,11 +29,10 @@ const assets: Record<string, { path: string; type: string }> = {
 }
 
 const AuthorizationQuery = t.Object({
+  ...AuthorizationParameters.properties,
   client_id: t.String({ minLength: 1, maxLength: 256 }),
-  redirect_uri: t.String({ minLength: 1, maxLength: 2048 }),
-  state: t.Optional(t.String({ maxLength: 2048 })),
-  // DESIGN.md: an integer from 1 to 99, default 18.
-  age_required: t.Optional(t.String({ pattern: '^[1-9][0-9]?$' })),
+  // RFC 9126: a pushed request names the other parameters; the URL's own are then ignored.
+  request_uri: t.Optional(t.String({ maxLength: 256 })),
   lang: t.Optional(t.String({ maxLength: 8 })),
 })
 
@@ -63,7 +63,7 @@ export function pageRoutes(deps: AppDeps) {
       '/',
       async ({ query, request, cookie, set }) => {
         rejectDuplicateQuery(request)
-        const authorization = await checkAuthorizationRequest(deps.db, query, deps.clock.now())
+        const authorization = await checkAuthorizationRequest(deps, query)
         let browserId = stringCookie(cookie[BROWSER_COOKIE])
         if (!browserId || browserId.length > 64) browserId = randomToken(24)
         // Sent again on every new request, so the cookie always outlives the session it binds.

@@ -38,6 +38,7 @@ export async function createSession(deps: SessionDeps, request: AuthorizationReq
       redirectUri: request.redirectUri,
       state: request.state,
       ageRequired: request.ageRequired,
+      codeChallenge: request.codeChallenge,
       createdAt: now,
       expiresAt: new Date(now.getTime() + SESSION_LIFETIME_MS),
     })

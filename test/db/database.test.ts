@@ -30,6 +30,7 @@ describe('migrations', () => {
         'clients',
         'credential_requests',
         'passkeys',
+        'pushed_requests',
         'rate_limits',
         'server_secrets',
         'usage_daily',

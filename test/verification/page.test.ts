@@ -365,7 +365,7 @@ describe('headers, cookies and language', () => {
     const sessionPath = /\/s\/[A-Za-z0-9_-]+/.exec(page.html)![0]
     const english = await browser.request(`${sessionPath}?lang=en`, { headers: { 'accept-language': 'de' } })
     expect(await english.text()).toContain('<html lang="en">')
-    const errorPage = await browser.request('/?client_id=x', { headers: { 'accept-language': 'de' } })
+    const errorPage = await browser.request('/?redirect_uri=x', { headers: { 'accept-language': 'de' } })
     expect(await errorPage.text()).toContain('Der Link zu dieser Seite')
   })
 })
