@@ -37,7 +37,12 @@ export function createApp(deps: AppDeps) {
         documentation: {
           info: { title: 'ofage API', version: packageJson.version, description: 'Age verification: code exchange, token validation, keys, usage.' },
           servers: [{ url: deps.config.publicUrl }],
-          components: { securitySchemes: { clientBasic: { type: 'http', scheme: 'basic' } } },
+          components: {
+            securitySchemes: {
+              clientBasic: { type: 'http', scheme: 'basic', description: 'client_id:client_secret (SPEC.md §5)' },
+              metricsBearer: { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN' },
+            },
+          },
         },
       }),
     )

@@ -115,6 +115,7 @@ describe('GET /api/openapi.json', () => {
     expect(document.openapi).toMatch(/^3\./)
     expect(Object.keys(document.paths).sort()).toEqual(
       [
+        '/',
         '/.well-known/oauth-authorization-server',
         '/api/.well-known/jwks.json',
         '/api/.well-known/oauth-authorization-server',
@@ -134,6 +135,21 @@ describe('GET /api/openapi.json', () => {
     expect(token.requestBody.content['application/json'].schema.required.sort()).toEqual(['code', 'grant_type', 'redirect_uri'])
     const validate = document.paths['/api/oauth/validate'].post
     expect(Object.keys(validate.requestBody.content).sort()).toEqual(['application/json', 'application/x-www-form-urlencoded'])
+  })
+
+  test('every operation says its credentials; integers are integers; the hosted page lists its parameters (issue 11)', async () => {
+    const document = await json(await ctx.request('/api/openapi.json'))
+    for (const [path, operations] of Object.entries<Record<string, { security?: unknown }>>(document.paths)) {
+      for (const [method, operation] of Object.entries(operations)) expect({ [`${method} ${path}`]: Array.isArray(operation.security) }).toEqual({ [`${method} ${path}`]: true })
+    }
+    expect(document.paths['/api/oauth/token'].post.security).toEqual([{ clientBasic: [] }])
+    expect(document.paths['/api/oauth/usage'].get.security).toEqual([{ clientBasic: [] }])
+    expect(document.paths['/api/oauth/par'].post.security).toEqual([{ clientBasic: [] }])
+    expect(document.paths['/api/verify/token/{access_token}'].get.security).toEqual([])
+    const validation = document.paths['/api/verify/token/{access_token}'].get.responses['200'].content['application/json'].schema
+    expect(validation.properties.age_over).toEqual({ type: 'integer' })
+    const page = document.paths['/'].get.parameters.map((parameter: { name: string }) => parameter.name)
+    expect(page).toEqual(expect.arrayContaining(['client_id', 'redirect_uri', 'state', 'age_required', 'code_challenge', 'code_challenge_method', 'request_uri', 'response_type']))
   })
 })
 

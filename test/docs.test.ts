@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { errorStatus } from '../src/errors.ts'
 import { createClient } from '../src/oauth/clients.ts'
 import { startTestServer, type RunningServer } from './browser/chromium.ts'
 import { callback, testBrowser } from './verification/browser.ts'
@@ -100,5 +101,12 @@ describe('docs/integration.md', () => {
     expect(await finish(forged.href)).toBe(false)
     expect(await finish(back.href)).toBe(true)
     expect(await finish(back.href)).toBe(false)
+  })
+})
+
+describe('docs/errors.md', () => {
+  test('lists every error code the service answers with, with its status', async () => {
+    const reference = await Bun.file('docs/errors.md').text()
+    for (const [code, status] of Object.entries(errorStatus)) expect(reference).toContain(`| \`${code}\` | ${status} |`)
   })
 })

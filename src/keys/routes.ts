@@ -2,6 +2,7 @@ import { Elysia, t } from 'elysia'
 import type { AppDeps } from '../deps.ts'
 import { sha256Hex } from '../lib/crypto.ts'
 import { ALGORITHM, KEY_ID } from './signing-key.ts'
+import { security } from '../lib/openapi-security.ts'
 
 /** SPEC.md §8 asks verifiers to cache the key set for 24 hours; we say the same to their caches. */
 const CACHE_CONTROL = 'public, max-age=86400'
@@ -38,7 +39,7 @@ export function keyRoutes(deps: AppDeps) {
       },
       {
         response: { 200: t.Object({ public_key: t.String(), kid: t.String(), alg: t.String() }) },
-        detail: { summary: 'The PEM public key that verifies access tokens', tags: ['Keys'] },
+        detail: { summary: 'The PEM public key that verifies access tokens', tags: ['Keys'], security: security.none },
       },
     )
     .get(
@@ -55,7 +56,7 @@ export function keyRoutes(deps: AppDeps) {
             ),
           }),
         },
-        detail: { summary: 'The key set: one RSA key (SPEC.md §2.4)', tags: ['Keys'] },
+        detail: { summary: 'The key set: one RSA key (SPEC.md §2.4)', tags: ['Keys'], security: security.none },
       },
     )
 }

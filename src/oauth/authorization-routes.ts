@@ -6,6 +6,7 @@ import { checkAuthorizationParameters } from './authorization-request.ts'
 import { authenticateClient } from './clients.ts'
 import { AuthorizationParameters, ErrorBody, PushedRequestResponse } from './model.ts'
 import { pushAuthorizationRequest } from './pushed-requests.ts'
+import { security } from '../lib/openapi-security.ts'
 
 /** RFC 8414 §3: the well-known name of the metadata document. */
 const METADATA_PATH = '/.well-known/oauth-authorization-server'
@@ -40,7 +41,7 @@ export function authorizationRoutes(deps: AppDeps) {
   }
   const metadataRoute = {
     response: { 200: t.Object({ issuer: t.String(), authorization_endpoint: t.String(), token_endpoint: t.String(), jwks_uri: t.String() }, { additionalProperties: true }) },
-    detail: { summary: 'Authorization server metadata (RFC 8414)', tags: ['OAuth'] },
+    detail: { summary: 'Authorization server metadata (RFC 8414)', tags: ['OAuth'], security: security.none },
   }
   const serveMetadata = ({ set }: { set: { headers: Record<string, unknown> } }) => {
     set.headers['cache-control'] = 'public, max-age=3600'
@@ -68,6 +69,7 @@ export function authorizationRoutes(deps: AppDeps) {
         response: { 201: PushedRequestResponse, 400: ErrorBody, 401: ErrorBody, 402: ErrorBody, 403: ErrorBody, 429: ErrorBody, 500: ErrorBody },
         detail: {
           summary: 'Push an authorization request (RFC 9126)',
+          security: security.client,
           description:
             'Client credentials as for the token endpoint. The parameters of the hosted page; the answer names them, and the page opens with `client_id` and `request_uri` alone, which a visitor cannot edit into another threshold.',
           tags: ['OAuth'],

@@ -41,7 +41,7 @@ export const AuthorizationParameters = t.Object({
 
 export const PushedRequestResponse = t.Object({
   request_uri: t.String({ description: 'urn:ietf:params:oauth:request_uri:…, for the page URL with client_id' }),
-  expires_in: t.Integer(),
+  expires_in: Type.Integer(),
 })
 
 export const TokenResponse = t.Object({
@@ -75,7 +75,7 @@ export const TokenValidation = t.Object({
   success: t.Literal(true),
   valid: t.Literal(true),
   age_verified: t.Boolean(),
-  age_over: t.Integer(),
+  age_over: Type.Integer(),
   verification_level: t.UnionEnum(verificationLevels),
   expires_at: t.String({ description: 'ISO 8601 UTC with milliseconds' }),
   issued_at: t.String({ description: 'ISO 8601 UTC with milliseconds' }),

@@ -17,6 +17,7 @@ import {
   type TokenValidationType,
 } from './model.ts'
 import { signAgeToken, TOKEN_LIFETIME_SECONDS, verifyAgeToken } from './tokens.ts'
+import { security } from '../lib/openapi-security.ts'
 
 const invalidToken = { success: false, valid: false, message: 'Invalid or expired token' } as const
 
@@ -58,6 +59,7 @@ export function oauthRoutes(deps: AppDeps) {
         response: { 200: TokenResponse, 400: ErrorBody, 401: ErrorBody, 402: ErrorBody, 403: ErrorBody, 500: ErrorBody },
         detail: {
           summary: 'Exchange an authorization code for an access token',
+          security: security.client,
           description:
             'HTTP Basic client credentials, or client_secret_post in a form body; JSON (SPEC.md §4.2) or form-encoded (RFC 6749 §4.1.3). PKCE verifier when the authorization request sent a challenge. Errors per SPEC.md §7 and docs/errors.md.',
           tags: ['OAuth'],
@@ -74,7 +76,7 @@ export function oauthRoutes(deps: AppDeps) {
       },
       {
         response: { 200: TokenValidation, 401: InvalidToken },
-        detail: { summary: 'Validate an access token', tags: ['Tokens'] },
+        detail: { summary: 'Validate an access token', tags: ['Tokens'], security: security.none },
       },
     )
     // An empty token is an invalid one, not an unknown path.
@@ -98,6 +100,7 @@ export function oauthRoutes(deps: AppDeps) {
         response: { 200: Introspection, 400: ErrorBody, 401: t.Union([Introspection, ErrorBody]) },
         detail: {
           summary: 'Validate an access token (POST, optional client credentials)',
+          security: security.optionalClient,
           description: 'Answers like GET /api/verify/token/{token}, plus `active` as in RFC 7662.',
           tags: ['Tokens'],
         },

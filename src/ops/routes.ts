@@ -5,6 +5,7 @@ import { OAuthError } from '../errors.ts'
 import { constantTimeEqual, sha256Hex } from '../lib/crypto.ts'
 import { withDeadline } from '../lib/deadline.ts'
 import type { Metrics } from './metrics.ts'
+import { security } from '../lib/openapi-security.ts'
 
 /** How long readiness waits for the database before it says no. */
 const DATABASE_PROBE_MS = 2000
@@ -27,7 +28,7 @@ export function opsRoutes(deps: AppDeps, metrics: Metrics) {
   return new Elysia({ name: 'ops-routes' })
     .get('/healthz', () => ({ status: 'ok' as const }), {
       response: t.Object({ status: t.Literal('ok') }),
-      detail: { summary: 'Liveness: the process answers', tags: ['Operations'] },
+      detail: { summary: 'Liveness: the process answers', tags: ['Operations'], security: security.none },
     })
     .get(
       '/readyz',
@@ -44,7 +45,7 @@ export function opsRoutes(deps: AppDeps, metrics: Metrics) {
       },
       {
         response: { 200: t.Object({ status: t.Literal('ready'), checks: Checks }), 503: t.Object({ status: t.Literal('not_ready'), checks: Checks }) },
-        detail: { summary: 'Readiness: database, signing key, estimator', tags: ['Operations'] },
+        detail: { summary: 'Readiness: database, signing key, estimator', tags: ['Operations'], security: security.none },
       },
     )
     .get(
@@ -63,7 +64,7 @@ export function opsRoutes(deps: AppDeps, metrics: Metrics) {
         set.headers['content-type'] = metrics.registry.contentType
         return metrics.registry.metrics()
       },
-      { detail: { summary: 'Prometheus metrics', tags: ['Operations'] } },
+      { detail: { summary: 'Prometheus metrics', tags: ['Operations'], security: security.metrics } },
     )
 }
 

@@ -1,10 +1,12 @@
 import { Elysia, t } from 'elysia'
+import { Type } from '@sinclair/typebox'
 import type { AppDeps } from '../deps.ts'
 import { rejectDuplicateQuery } from '../lib/strict-request.ts'
 import { authenticateClient } from '../oauth/clients.ts'
 import { peerAddress } from '../ratelimit/peer.ts'
 import { ErrorBody } from '../oauth/model.ts'
 import { countUsage, periods, resolveInterval } from './report.ts'
+import { security } from '../lib/openapi-security.ts'
 
 const UsageQuery = t.Object({
   // Literals, not t.UnionEnum: that one adds a default, and the default period is month (DESIGN.md).
@@ -17,10 +19,10 @@ const UsageReport = t.Object({
   client_id: t.String(),
   period: t.Object({ start: t.String(), end: t.String({ description: 'Exclusive end of the period' }) }),
   usage: t.Object({
-    total_verifications: t.Integer(),
-    age_only_count: t.Integer(),
-    biometric_count: t.Integer(),
-    reverification_count: t.Integer(),
+    total_verifications: Type.Integer(),
+    age_only_count: Type.Integer(),
+    biometric_count: Type.Integer(),
+    reverification_count: Type.Integer(),
   }),
 })
 
@@ -43,7 +45,8 @@ export function usageRoutes(deps: AppDeps) {
       query: UsageQuery,
       response: { 200: UsageReport, 400: ErrorBody, 401: ErrorBody },
       detail: {
-        summary: "Approved verifications of the authenticated client in a period",
+        summary: 'Approved verifications of the authenticated client in a period',
+        security: security.client,
         description: 'period: day | month (default) | all; start_date/end_date (YYYY-MM-DD or ISO 8601) override it.',
         tags: ['Usage'],
       },

@@ -7,6 +7,7 @@ import { Elysia, t } from 'elysia'
 import type { AppDeps } from '../deps.ts'
 import { OAuthError } from '../errors.ts'
 import { randomToken } from '../lib/crypto.ts'
+import { security } from '../lib/openapi-security.ts'
 import { rejectDuplicateQuery } from '../lib/strict-request.ts'
 import { languages, pickLanguage } from '../pages/i18n.ts'
 import { AGE_PASS_COOKIE, passCovers, readAgePass, revokeAgePass } from './age-pass.ts'
@@ -73,7 +74,17 @@ export function pageRoutes(deps: AppDeps) {
         const session = await createSession(deps, authorization, browserId)
         return render({ session, client: authorization.client, cookie, lang: pickLanguage(request.headers.get('accept-language'), query.lang) }, set)
       },
-      { query: AuthorizationQuery, detail: { hide: true } },
+      {
+        query: AuthorizationQuery,
+        detail: {
+          summary: 'The hosted verification page (SPEC.md §4.1): where the site sends the visitor',
+          description:
+            'An HTML page, not an API call: the visitor proves their age here and returns to redirect_uri with code, state and iss. Either the parameters in the URL, or client_id with the request_uri of a pushed request (POST /api/oauth/par). Errors are shown on the page, never redirected (docs/errors.md).',
+          tags: ['Page'],
+          security: security.none,
+          responses: { 200: { description: 'The page (text/html)' }, 400: { description: 'The error page (text/html)' } },
+        },
+      },
     )
     .get('/s/:id', async ({ params, query, request, cookie, set }) => render(await openPage(params.id, cookie, request, query.lang), set), {
       query: LangQuery,
