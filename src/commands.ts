@@ -16,6 +16,7 @@ import { DEV_USAGE } from './credentials/dev-command.ts'
 import { EVAL_HELP, EVAL_USAGE, evaluateDataset } from './estimator/eval-command.ts'
 import { countUsage, periods, resolveInterval, type Period } from './usage/report.ts'
 import { DEFAULT_FACE_POLICY, defaultFaceBuffer } from './verification/methods/face-policy.ts'
+import { WEBHOOKS_USAGE, webhooksCommand } from './webhooks/webhook-command.ts'
 
 export const HELP = `ofage — self-hosted age verification
 
@@ -32,6 +33,7 @@ Usage: ofage [command] [--json]
   audit show TRANSACTION_ID
   usage CLIENT_ID [--period day|month|all] [--start-date D] [--end-date D]
   keys show
+  ${WEBHOOKS_USAGE}
   ${EVAL_USAGE}
                                           (estimator eval --help: what it reports)
   ${DEV_USAGE}
@@ -59,6 +61,9 @@ export const options = {
   sandbox: { type: 'boolean' },
   'require-pkce': { type: 'string' },
   'require-par': { type: 'string' },
+  url: { type: 'string' },
+  event: { type: 'string', multiple: true },
+  client: { type: 'string' },
   period: { type: 'string' },
   'start-date': { type: 'string' },
   'end-date': { type: 'string' },
@@ -99,6 +104,8 @@ async function dispatch(services: Services, command: string, sub: string | undef
       const json = { client_id: client.id, period: { start: interval.start.toISOString(), end: interval.end.toISOString() }, usage }
       return { json, text: formatFields({ client_id: client.id, start: json.period.start, end: json.period.end, ...usage }) }
     }
+    case 'webhooks':
+      return webhooksCommand(services, sub, rest[0], flags)
     case 'keys': {
       if (sub !== 'show') throw new UsageError('usage: keys show')
       const { signing } = deps.keys

@@ -13,6 +13,7 @@ import { rememberPeer } from './ratelimit/peer.ts'
 import { pruneRateLimits } from './ratelimit/limits.ts'
 import { pruneExpiredPasses } from './verification/age-pass.ts'
 import { pruneExpiredSessions } from './verification/sessions.ts'
+import { startWebhookWorker } from './webhooks/delivery.ts'
 
 const PRUNE_EVERY_MS = 10 * 60_000
 /** Codes are kept an hour past expiry so a late replay is still recognised and revokes its tokens. */
@@ -60,6 +61,8 @@ export async function runServer(config: Config): Promise<void> {
   })
 
   const admin = config.database.kind === 'pglite' ? serveAdminSocket(services, config.database.dataDir) : undefined
+  // Every instance delivers webhooks; leases in the outbox keep them from sending one attempt twice.
+  const webhooks = startWebhookWorker(deps)
 
   const prune = setInterval(() => {
     pruneExpired(deps).catch((cause) => deps.log.error('prune_failed', { message: String(cause) }))
@@ -74,6 +77,7 @@ export async function runServer(config: Config): Promise<void> {
     clearInterval(prune)
     // Stop accepting, let in-flight requests finish, then close the pool (and the estimator's workers).
     await server.stop()
+    await webhooks.stop()
     await admin?.stop()
     await services.close()
     process.exit(0)

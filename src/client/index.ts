@@ -1,6 +1,8 @@
 import { errors, jwtVerify, type JWTPayload } from 'jose'
 import { KeySet } from './key-set.ts'
 
+export { verifyWebhook, type WebhookCheck, type WebhookEvent } from './webhook.ts'
+
 /**
  * `ofage/client`: what a site's backend needs to use an ofage service, with no dependency but jose.
  *
@@ -8,6 +10,7 @@ import { KeySet } from './key-set.ts'
  *   const start = await ofage.authorizationUrl({ redirectUri, ageRequired: 21 })   // keep start.state and start.codeVerifier
  *   const exchanged = await ofage.exchangeCode({ code, redirectUri, codeVerifier: start.codeVerifier })
  *   const check = exchanged.ok && (await ofage.verifyAgeToken(exchanged.accessToken, { minimumAge: 21 }))
+ *   const hook = await verifyWebhook(endpointSecret, rawBody, request.headers)   // at your webhook receiver
  *
  * Expected failures (a refused code, an expired token, a threshold too low) are results with `ok: false`
  * and a reason, not exceptions; only a service that cannot be reached to start a request throws.

@@ -9,6 +9,7 @@ import m0004 from '../../drizzle/0004_face_challenge.sql' with { type: 'text' }
 import m0005 from '../../drizzle/0005_credentials_passkeys.sql' with { type: 'text' }
 import m0006 from '../../drizzle/0006_rate_limits.sql' with { type: 'text' }
 import m0007 from '../../drizzle/0007_integrators.sql' with { type: 'text' }
+import m0008 from '../../drizzle/0008_webhooks.sql' with { type: 'text' }
 
 export const migrationJournal = journal
 
@@ -22,4 +23,5 @@ export const migrationFiles: Record<string, string> = {
   '0005_credentials_passkeys': m0005,
   '0006_rate_limits': m0006,
   '0007_integrators': m0007,
+  '0008_webhooks': m0008,
 }

@@ -6,6 +6,7 @@ import { constantTimeEqual, hmacHex, randomToken, sha256Hex } from '../lib/crypt
 import { checkLimit as refuseIfLimited, recordHit, type Limit } from '../ratelimit/limits.ts'
 import type { Clock } from '../lib/clock.ts'
 import type { ServerKeys } from '../keys/server-keys.ts'
+import { enqueueEvent } from '../webhooks/events.ts'
 
 export type Client = typeof clients.$inferSelect
 
@@ -143,12 +144,15 @@ export function siteHomeUrl(client: Pick<Client, 'homeUrl'>, redirectUri: string
 /** Replaces a client's secret; the old one stops working at once. */
 export async function rotateClientSecret(deps: ClientDeps, clientId: string): Promise<{ client: Client; secret: string } | undefined> {
   const secret = randomToken(32)
-  const [client] = await deps.db
-    .update(clients)
-    .set({ secretHash: hashSecret(deps.keys, secret) })
-    .where(eq(clients.id, clientId))
-    .returning()
-  return client && { client, secret }
+  return deps.db.transaction(async (tx) => {
+    const [client] = await tx
+      .update(clients)
+      .set({ secretHash: hashSecret(deps.keys, secret) })
+      .where(eq(clients.id, clientId))
+      .returning()
+    if (client) await enqueueEvent(tx, client.id, 'client.secret_rotated', { client_id: client.id }, deps.clock.now())
+    return client && { client, secret }
+  })
 }
 
 /**

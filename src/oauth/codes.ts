@@ -9,6 +9,7 @@ import type { ServerKeys } from '../keys/server-keys.ts'
 import { countMonthToDate, countVerification } from '../usage/counters.ts'
 import type { Client } from './clients.ts'
 import { checkCodeVerifier } from './pkce.ts'
+import { enqueueEvent } from '../webhooks/events.ts'
 
 /** SPEC.md §2.1 and §8: a code lives 60 seconds and is used once. */
 export const CODE_LIFETIME_MS = 60_000
@@ -64,7 +65,8 @@ export async function issueCode(
     if (!client.redirectUris.includes(check.redirectUri)) {
       throw new OAuthError('invalid_redirect_uri', 'redirect_uri is not registered for this client')
     }
-    if (client.verificationLimit != null && (await countMonthToDate(tx, client.id, now)) >= client.verificationLimit) {
+    const used = client.verificationLimit == null ? 0 : await countMonthToDate(tx, client.id, now)
+    if (client.verificationLimit != null && used >= client.verificationLimit) {
       throw new OAuthError('payment_required', "This client's plan has reached its verification limit for the month")
     }
     await tx.insert(auditLogs).values({
@@ -89,6 +91,12 @@ export async function issueCode(
       createdAt: now,
       expiresAt,
     })
+    const approved = { client_id: client.id, transaction_id: transactionId, age_over: check.ageOver, method_class: check.methodClass, sandbox: client.sandbox }
+    await enqueueEvent(tx, client.id, 'verification.approved', { ...approved, verification_level: reverification ? 're_verification' : 'first_verification' }, now)
+    // The completion that uses the plan's last verification of the month says so, once.
+    if (client.verificationLimit != null && used + 1 === client.verificationLimit) {
+      await enqueueEvent(tx, client.id, 'plan.limit_reached', { client_id: client.id, verification_limit: client.verificationLimit, month: now.toISOString().slice(0, 7) }, now)
+    }
   })
   return { code, transactionId, expiresAt }
 }
@@ -171,10 +179,16 @@ export async function redeemCode(deps: CodeDeps, client: Client, request: Redemp
  * code." Revoking the verification makes every token from it fail validation.
  */
 async function rejectReplay(deps: CodeDeps, transactionId: string): Promise<never> {
-  await deps.db
-    .update(auditLogs)
-    .set({ revokedAt: deps.clock.now() })
-    .where(and(eq(auditLogs.transactionId, transactionId), isNull(auditLogs.revokedAt)))
+  const now = deps.clock.now()
+  await deps.db.transaction(async (tx) => {
+    const revoked = await tx
+      .update(auditLogs)
+      .set({ revokedAt: now })
+      .where(and(eq(auditLogs.transactionId, transactionId), isNull(auditLogs.revokedAt)))
+      .returning({ clientId: auditLogs.clientId })
+    // The first replay revokes and is reported; later ones change nothing and are not.
+    if (revoked[0]) await enqueueEvent(tx, revoked[0].clientId, 'code.replayed', { client_id: revoked[0].clientId, transaction_id: transactionId, revoked: true }, now)
+  })
   throw new OAuthError('code_already_used', 'The authorization code has already been used')
 }
 

@@ -37,6 +37,12 @@ export function createMetrics() {
       help: 'Requests refused with payment_required because a plan reached its limit',
       registers: [registry],
     }),
+    webhookAttempts: new Counter({
+      name: 'ofage_webhook_attempts_total',
+      help: 'Webhook delivery attempts by outcome (delivered, failed, dead)',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
     rateLimited: new Counter({
       name: 'ofage_rate_limited_total',
       help: 'Requests refused with 429 by an abuse limit, by where (api or page)',

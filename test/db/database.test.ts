@@ -35,6 +35,8 @@ describe('migrations', () => {
         'server_secrets',
         'usage_daily',
         'verification_sessions',
+        'webhook_deliveries',
+        'webhook_endpoints',
       ])
       await services.close()
       if (onPostgres) {

@@ -1,0 +1,137 @@
+import { and, asc, eq, inArray, isNull, lte, or, sql } from 'drizzle-orm'
+import { Webhook } from 'standardwebhooks'
+import type { Database } from '../db/client.ts'
+import { webhookDeliveries, webhookEndpoints } from '../db/schema.ts'
+import type { Clock } from '../lib/clock.ts'
+import type { Logger } from '../lib/log.ts'
+import type { Metrics } from '../ops/metrics.ts'
+
+/**
+ * Seconds between a failed attempt and the next: exponential, eleven attempts over about 24 hours
+ * (85,355 s); after the last one the delivery is dead until replayed (`ofage webhooks replay`).
+ */
+export const RETRY_DELAYS_S = [5, 30, 120, 600, 1_800, 3_600, 7_200, 14_400, 28_800, 28_800]
+/** An attempt is one instance's for this long: longer than a send may take, so none is sent twice at once. */
+const LEASE_MS = 30_000
+const SEND_TIMEOUT_MS = 10_000
+const BATCH = 16
+
+type DeliveryDeps = { db: Database; clock: Clock; log: Logger; metrics: Metrics }
+
+/**
+ * One pass of the worker: claims the deliveries that are due (a lease, taken with SKIP LOCKED so that
+ * instances never claim the same attempt), sends each signed per Standard Webhooks, and records the
+ * outcome. At least once: a receiver that answered but whose answer was lost gets the message again, with
+ * the same `webhook-id` to deduplicate by. Returns how many were attempted.
+ */
+export async function deliverDue(deps: DeliveryDeps): Promise<number> {
+  const now = deps.clock.now()
+  const leaseUntil = new Date(now.getTime() + LEASE_MS)
+  const due = deps.db
+    .select({ id: webhookDeliveries.id })
+    .from(webhookDeliveries)
+    .where(
+      and(
+        isNull(webhookDeliveries.deliveredAt),
+        isNull(webhookDeliveries.deadAt),
+        lte(webhookDeliveries.nextAttemptAt, now),
+        or(isNull(webhookDeliveries.leaseUntil), lte(webhookDeliveries.leaseUntil, now)),
+      ),
+    )
+    .orderBy(asc(webhookDeliveries.nextAttemptAt))
+    .limit(BATCH)
+    .for('update', { skipLocked: true })
+  const claimed = await deps.db
+    .update(webhookDeliveries)
+    .set({ leaseUntil, attempts: sql`${webhookDeliveries.attempts} + 1` })
+    .where(inArray(webhookDeliveries.id, due))
+    .returning()
+  if (claimed.length === 0) return 0
+  const endpoints = await deps.db
+    .select()
+    .from(webhookEndpoints)
+    .where(inArray(webhookEndpoints.id, [...new Set(claimed.map((delivery) => delivery.endpointId))]))
+  const byId = new Map(endpoints.map((endpoint) => [endpoint.id, endpoint]))
+  await Promise.all(
+    claimed.map(async (delivery) => {
+      const endpoint = byId.get(delivery.endpointId)
+      // Removed since it was claimed: its deliveries went with it.
+      if (!endpoint) return
+      const outcome = await send(endpoint, delivery, deps.clock.now())
+      await record(deps, delivery, leaseUntil, outcome)
+    }),
+  )
+  return claimed.length
+}
+
+type Outcome = { ok: boolean; status: number | null; error: string | null }
+
+async function send(endpoint: { url: string; secret: string }, delivery: { id: string; payload: string }, at: Date): Promise<Outcome> {
+  const signature = new Webhook(endpoint.secret).sign(delivery.id, at, delivery.payload)
+  try {
+    const response = await fetch(endpoint.url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': 'ofage-webhooks',
+        'webhook-id': delivery.id,
+        'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+        'webhook-signature': signature,
+      },
+      body: delivery.payload,
+      redirect: 'manual',
+      signal: AbortSignal.timeout(SEND_TIMEOUT_MS),
+    })
+    await response.body?.cancel()
+    return { ok: response.status >= 200 && response.status < 300, status: response.status, error: null }
+  } catch (cause) {
+    return { ok: false, status: null, error: cause instanceof Error ? cause.name : 'error' }
+  }
+}
+
+/** Writes an attempt's outcome, only while the lease is still ours (an expired one may be another's attempt now). */
+async function record(deps: DeliveryDeps, delivery: { id: string; attempts: number; endpointId: string }, lease: Date, outcome: Outcome): Promise<void> {
+  const now = deps.clock.now()
+  const ours = and(eq(webhookDeliveries.id, delivery.id), eq(webhookDeliveries.leaseUntil, lease))
+  const result = { lastStatus: outcome.status, lastError: outcome.error, leaseUntil: null }
+  if (outcome.ok) {
+    await deps.db.update(webhookDeliveries).set({ ...result, deliveredAt: now }).where(ours)
+    deps.metrics.webhookAttempts.inc({ outcome: 'delivered' })
+    return
+  }
+  const delay = RETRY_DELAYS_S[delivery.attempts - 1]
+  const next = delay === undefined ? { deadAt: now } : { nextAttemptAt: new Date(now.getTime() + delay * 1000) }
+  await deps.db.update(webhookDeliveries).set({ ...result, ...next }).where(ours)
+  deps.metrics.webhookAttempts.inc({ outcome: delay === undefined ? 'dead' : 'failed' })
+  deps.log.info('webhook_failed', { delivery_id: delivery.id, endpoint_id: delivery.endpointId, attempt: delivery.attempts, status: outcome.status, error: outcome.error, dead: delay === undefined })
+}
+
+/**
+ * The delivery loop of a server: a pass every `intervalMs`, at once again after a full batch. `stop()`
+ * waits for the pass in progress, so a shutdown does not cut a send in half (a cut one is sent again).
+ */
+export function startWebhookWorker(deps: DeliveryDeps, intervalMs = 1_000): { stop(): Promise<void> } {
+  let stopped = false
+  let timer: Timer | undefined
+  let pass: Promise<void> = Promise.resolve()
+  const tick = () => {
+    pass = deliverDue(deps).then(
+      (attempted) => schedule(attempted >= BATCH ? 0 : intervalMs),
+      (cause) => {
+        deps.log.error('webhook_pass_failed', { message: cause instanceof Error ? cause.message : String(cause) })
+        schedule(intervalMs)
+      },
+    )
+  }
+  const schedule = (ms: number) => {
+    if (!stopped) timer = setTimeout(tick, ms)
+  }
+  schedule(intervalMs)
+  return {
+    async stop() {
+      stopped = true
+      clearTimeout(timer)
+      await pass
+    },
+  }
+}

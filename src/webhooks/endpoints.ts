@@ -1,0 +1,69 @@
+import { and, asc, desc, eq, isNotNull, isNull } from 'drizzle-orm'
+import type { Database } from '../db/client.ts'
+import { webhookDeliveries, webhookEndpoints } from '../db/schema.ts'
+import { OAuthError } from '../errors.ts'
+import type { Clock } from '../lib/clock.ts'
+import { randomToken } from '../lib/crypto.ts'
+import { findClient } from '../oauth/clients.ts'
+import { eventTypes, type EventType } from './events.ts'
+
+export type WebhookEndpoint = typeof webhookEndpoints.$inferSelect
+export type WebhookDelivery = typeof webhookDeliveries.$inferSelect
+
+type EndpointDeps = { db: Database; clock: Clock; config: { production: boolean } }
+
+/**
+ * Registers an endpoint for a client and returns it with its signing secret (Standard Webhooks' `whsec_`
+ * form, 32 random bytes). HTTPS only in production; plain http for a receiver on the operator's machine.
+ */
+export async function addWebhookEndpoint(deps: EndpointDeps, clientId: string, input: { url: string; events?: string[] }): Promise<WebhookEndpoint> {
+  if (!(await findClient(deps.db, clientId))) throw new OAuthError('invalid_request', `no client ${clientId}`)
+  const url = URL.canParse(input.url) ? new URL(input.url) : undefined
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.username || url.password || input.url.includes('#')) {
+    throw new OAuthError('invalid_request', `a webhook URL is an absolute http(s) URL without credentials or fragment: ${input.url}`)
+  }
+  if (deps.config.production && url.protocol !== 'https:') throw new OAuthError('invalid_request', 'a webhook URL must be https in production')
+  const events = input.events?.length ? [...new Set(input.events)] : [...eventTypes]
+  const unknown = events.filter((event) => !(eventTypes as readonly string[]).includes(event))
+  if (unknown.length) throw new OAuthError('invalid_request', `unknown event type ${unknown.join(', ')}; known: ${eventTypes.join(', ')}`)
+  const secret = `whsec_${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64')}`
+  const [endpoint] = await deps.db
+    .insert(webhookEndpoints)
+    .values({ id: `we_${randomToken(12)}`, clientId, url: url.href, secret, events: events as EventType[], createdAt: deps.clock.now() })
+    .returning()
+  return endpoint!
+}
+
+export async function listWebhookEndpoints(db: Database, clientId: string): Promise<WebhookEndpoint[]> {
+  return db.select().from(webhookEndpoints).where(eq(webhookEndpoints.clientId, clientId)).orderBy(asc(webhookEndpoints.createdAt))
+}
+
+/** Removes an endpoint and its pending deliveries; returns whether it existed. */
+export async function removeWebhookEndpoint(db: Database, endpointId: string): Promise<boolean> {
+  const removed = await db.delete(webhookEndpoints).where(eq(webhookEndpoints.id, endpointId)).returning({ id: webhookEndpoints.id })
+  return removed.length > 0
+}
+
+/** Deliveries that gave up after the whole retry schedule, newest first; of one client when given. */
+export async function listDeadDeliveries(db: Database, clientId?: string): Promise<(WebhookDelivery & { url: string; clientId: string })[]> {
+  const rows = await db
+    .select({ delivery: webhookDeliveries, url: webhookEndpoints.url, clientId: webhookEndpoints.clientId })
+    .from(webhookDeliveries)
+    .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, webhookDeliveries.endpointId))
+    .where(and(isNotNull(webhookDeliveries.deadAt), clientId === undefined ? undefined : eq(webhookEndpoints.clientId, clientId)))
+    .orderBy(desc(webhookDeliveries.deadAt))
+  return rows.map((row) => ({ ...row.delivery, url: row.url, clientId: row.clientId }))
+}
+
+/**
+ * Sends a dead delivery again: same message id (receivers deduplicate by it), a fresh retry schedule.
+ * Returns whether there was such a dead delivery.
+ */
+export async function replayDelivery(deps: { db: Database; clock: Clock }, deliveryId: string): Promise<boolean> {
+  const replayed = await deps.db
+    .update(webhookDeliveries)
+    .set({ deadAt: null, attempts: 0, nextAttemptAt: deps.clock.now(), leaseUntil: null })
+    .where(and(eq(webhookDeliveries.id, deliveryId), isNotNull(webhookDeliveries.deadAt), isNull(webhookDeliveries.deliveredAt)))
+    .returning({ id: webhookDeliveries.id })
+  return replayed.length > 0
+}
