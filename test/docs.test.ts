@@ -104,6 +104,55 @@ describe('docs/integration.md', () => {
   })
 })
 
+describe('docs/integration.md: webhooks', () => {
+  test('the receiver accepts what the service sends, once per message, and refuses a forgery', async () => {
+    const { addWebhookEndpoint } = await import('../src/webhooks/endpoints.ts')
+    const { deliverDue } = await import('../src/webhooks/delivery.ts')
+    const { issueCode } = await import('../src/oauth/codes.ts')
+    const file = join(mkdtempSync(join(scratch, 'webhook-')), 'receiver.ts')
+    writeFileSync(file, snippet('webhook-receiver'))
+    const { receiveWebhook, handled } = (await import(join(process.cwd(), file))) as { receiveWebhook(request: Request): Promise<Response>; handled: { type: string; data: Record<string, unknown> }[] }
+    const statuses: number[] = []
+    const receiver = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: async (request) => {
+      const response = await receiveWebhook(request)
+      statuses.push(response.status)
+      return response
+    } })
+    try {
+      const endpoint = await addWebhookEndpoint(running.services.deps, shop.id, { url: `http://127.0.0.1:${receiver.port}/events` })
+      process.env.OFAGE_WEBHOOK_SECRET = endpoint.secret
+      const { transactionId } = await issueCode(running.services.deps, { clientId: shop.id, redirectUri: CALLBACK, ageOver: 21, methodClass: 'age_only' })
+      while (handled.length === 0) await deliverDue(running.services.deps)
+      expect(handled[0]).toMatchObject({ type: 'verification.approved', data: { transaction_id: transactionId, age_over: 21 } })
+      const forged = await fetch(`http://127.0.0.1:${receiver.port}/events`, {
+        method: 'POST',
+        headers: { 'webhook-id': 'msg_x', 'webhook-timestamp': String(Math.floor(Date.now() / 1000)), 'webhook-signature': 'v1,AAAA' },
+        body: JSON.stringify({ type: 'verification.approved', data: {} }),
+      })
+      expect(forged.status).toBe(400)
+      expect(handled).toHaveLength(1)
+      expect(statuses).toEqual([204, 400])
+    } finally {
+      receiver.stop(true)
+    }
+  })
+})
+
+describe('docs/integration.md: command lines', () => {
+  test('every `npm run -s cli --` line runs as the CLI', async () => {
+    const { runCommand } = await import('../src/commands.ts')
+    const lines = [...guide.matchAll(/^npm run -s cli -- (.+?)(?:\s+#.*)?$/gm)].map((match) => match[1]!)
+    expect(lines.length).toBeGreaterThanOrEqual(2)
+    for (const line of lines) {
+      // Quoted words stay whole; the guide's placeholder client id is the test's client.
+      const argv = [...line.matchAll(/"([^"]*)"|(\S+)/g)].map((word) => (word[1] ?? word[2]!).replace('cl_test_…', shop.id))
+      const output: string[] = []
+      const status = await runCommand(running.services, argv, { out: (text) => output.push(text), err: (text) => output.push(text) })
+      expect({ line, status, output: status === 0 ? '' : output.join('\n') }).toEqual({ line, status: 0, output: '' })
+    }
+  })
+})
+
 describe('docs/errors.md', () => {
   test('lists every error code the service answers with, with its status', async () => {
     const reference = await Bun.file('docs/errors.md').text()
