@@ -1,0 +1,206 @@
+/**
+ * `bun run bench`: the service's hot paths against their ceilings, in one run on this machine (issue 12).
+ *
+ *   bun run bench                                   # 10 s per path, 10 million seeded audit rows, writes docs/performance.md
+ *   bun run bench --seconds 5 --audit-rows 100000   # a quicker look
+ *   bun run bench --no-write                        # print only
+ *
+ * A fresh database on the Postgres server of `--database` (default: DATABASE_URL, else
+ * postgres://postgres@127.0.0.1:5432/postgres; dropped at the end), the server as `bun start` runs it in a
+ * process of its own, and the load generator in another (wrk if installed, else autocannon). Ceilings in
+ * the same run: RSA-2048 signatures per second (`openssl speed`, one process and one per core) for the
+ * token exchange, which signs one token per request; an Elysia hello world on the same Bun for the other
+ * HTTP paths. The abuse limits are raised for the run (one address makes all the requests).
+ */
+import { cpus, totalmem } from 'node:os'
+import { readFileSync, readdirSync } from 'node:fs'
+import { parseArgs } from 'node:util'
+import postgres from 'postgres'
+import { startServices } from '../src/boot.ts'
+import { loadConfig } from '../src/config.ts'
+import { silentLogger } from '../src/lib/log.ts'
+import { createClient } from '../src/oauth/clients.ts'
+import { hasWrk, runLoad, type LoadPlan, type LoadResult } from './load.ts'
+import { writeReport, type Row } from './report.ts'
+import { seedAuditRows, seedCodes } from './seed.ts'
+
+const { values } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '10' },
+    'audit-rows': { type: 'string', default: '10000000' },
+    database: { type: 'string' },
+    'no-write': { type: 'boolean', default: false },
+  },
+})
+const seconds = Number(values.seconds)
+const auditRows = Number(values['audit-rows'])
+const adminUrl = values.database ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+const CALLBACK = 'https://shop.example/callback'
+const port = 20_000 + Math.floor(Math.random() * 20_000)
+const baseUrl = `http://127.0.0.1:${port}`
+
+function log(line: string) {
+  console.error(`[bench] ${line}`)
+}
+
+/** RSA-2048 signatures per second, as `openssl speed` reports them (`-multi N` for N processes). */
+async function opensslSigns(processes: number): Promise<number> {
+  const argv = ['openssl', 'speed', '-seconds', '3', ...(processes > 1 ? ['-multi', String(processes)] : []), 'rsa2048']
+  const child = Bun.spawn(argv, { stdout: 'pipe', stderr: 'ignore' })
+  const out = await new Response(child.stdout).text()
+  await child.exited
+  // "rsa 2048 bits 0.000648s 0.000019s   1543.2  52631.6": the first rate is signatures.
+  const match = /rsa\s+2048 bits\s+[\d.]+s\s+[\d.]+s\s+([\d.]+)/.exec(out)
+  if (!match) throw new Error(`could not read openssl speed's output:\n${out}`)
+  return Number(match[1])
+}
+
+/** The resident memory of a process and its children, in MiB: the most any one of them holds. */
+function peakRssMiB(rootPid: number): number {
+  const children = new Map<number, number[]>()
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const ppid = Number(readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]!.split(' ')[1])
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)])
+    } catch {}
+  }
+  let most = 0
+  const visit = (pid: number) => {
+    try {
+      const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0)
+      most = Math.max(most, kb / 1024)
+    } catch {}
+    for (const child of children.get(pid) ?? []) visit(child)
+  }
+  visit(rootPid)
+  return most
+}
+
+async function waitForReady(url: string) {
+  for (let i = 0; i < 300; i++) {
+    if (await fetch(`${url}/readyz`).then((r) => r.ok, () => false)) return
+    await Bun.sleep(100)
+  }
+  throw new Error(`${url} did not become ready`)
+}
+
+async function main() {
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} })
+  const name = `ofage_bench_${Date.now()}`
+  await admin.unsafe(`create database ${name}`)
+  const url = new URL(adminUrl)
+  url.pathname = `/${name}`
+  const databaseUrl = url.toString()
+  const db = postgres(databaseUrl, { max: 2, onnotice: () => {} })
+  let server: ReturnType<typeof Bun.spawn> | undefined
+  let hello: ReturnType<typeof Bun.spawn> | undefined
+  try {
+    const machine = describeMachine(await db`select version()`.then((rows) => String(rows[0]!.version)))
+    log(`${machine.cpu}, ${machine.cores} cores, ${machine.memory}; load generator: ${hasWrk ? 'wrk' : 'autocannon'}`)
+
+    log('ceilings: openssl speed rsa2048, one process and one per core')
+    const signsOne = await opensslSigns(1)
+    const signsAll = await opensslSigns(cpus().length)
+    const helloPort = port + 1
+    hello = Bun.spawn(['bun', 'bench/hello.ts'], { env: { ...process.env, PORT: String(helloPort) }, stdout: 'ignore', stderr: 'inherit' })
+    await Bun.sleep(1000)
+    const helloPlan: LoadPlan = { url: `http://127.0.0.1:${helloPort}/`, connections: 64, seconds }
+    await runLoad({ ...helloPlan, seconds: 2 })
+    const helloWorld = await runLoad(helloPlan)
+    hello.kill()
+    await hello.exited
+    log(`openssl: ${signsOne.toFixed(0)}/s (1 process), ${signsAll.toFixed(0)}/s (${cpus().length}); hello world: ${helloWorld.requestsPerSecond.toFixed(0)}/s`)
+
+    const env = { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), PUBLIC_URL: baseUrl, APP_URL: baseUrl, ISSUER_URL: baseUrl, FACE_CHECK: '0', OFAGE_DEMO: '0' }
+    const limits = { RATE_LIMIT_SESSIONS: '1000000', RATE_LIMIT_CHECKS: '1000000', RATE_LIMIT_AUTH_FAILURES: '1000000' }
+    const services = await startServices(loadConfig({ ...env, ...limits }), { log: silentLogger })
+    const { client, secret } = await createClient(services.deps, { name: 'Bench shop', redirectUris: [CALLBACK], sandbox: true })
+    await services.close()
+    const authorization = `Basic ${Buffer.from(`${client.id}:${secret}`).toString('base64')}`
+
+    log(`seeding ${auditRows.toLocaleString('en')} audit rows and their daily counters`)
+    const seedStarted = performance.now()
+    await seedAuditRows(db, client.id, auditRows)
+    const seedSeconds = (performance.now() - seedStarted) / 1000
+    const codes = await seedCodes(db, client.id, CALLBACK, Math.max(20_000, 8_000 * (seconds + 2)), 30)
+    log(`seeded in ${seedSeconds.toFixed(0)} s`)
+
+    server = Bun.spawn(['bun', '--max-http-header-size=65536', 'src/index.ts'], { env: { ...env, ...limits }, stdout: 'ignore', stderr: 'ignore' })
+    await waitForReady(baseUrl)
+    const exchangeBody = (code: string) => JSON.stringify({ grant_type: 'authorization_code', code, redirect_uri: CALLBACK, state: 'bench' })
+    const first = await fetch(`${baseUrl}/api/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/json', authorization }, body: exchangeBody(codes.pop()!) })
+    const { access_token: token } = (await first.json()) as { access_token: string }
+    const json = { 'content-type': 'application/json' }
+
+    const plans: { path: string; plan?: LoadPlan; flow?: number; ceiling: 'sign' | 'hello' | undefined }[] = [
+      { path: 'token exchange (c64)', ceiling: 'sign', plan: { url: `${baseUrl}/api/oauth/token`, method: 'POST', headers: { ...json, authorization }, bodies: codes.map(exchangeBody), connections: 64, seconds } },
+      { path: 'validation GET /api/verify/token (c64)', ceiling: 'hello', plan: { url: `${baseUrl}/api/verify/token/${token}`, connections: 64, seconds } },
+      { path: 'validate POST /api/oauth/validate (c64)', ceiling: 'hello', plan: { url: `${baseUrl}/api/oauth/validate`, method: 'POST', headers: json, body: JSON.stringify({ token }), connections: 64, seconds } },
+      { path: 'JWKS (c64)', ceiling: 'hello', plan: { url: `${baseUrl}/api/.well-known/jwks.json`, connections: 64, seconds } },
+      { path: 'public key (c64)', ceiling: 'hello', plan: { url: `${baseUrl}/api/verify/public-key`, connections: 64, seconds } },
+      { path: `usage report, month, ${auditRows.toLocaleString('en')} audit rows (c64)`, ceiling: 'hello', plan: { url: `${baseUrl}/api/oauth/usage`, headers: { authorization }, connections: 64, seconds } },
+      { path: 'hosted page flow: GET page + POST form (c16)', ceiling: undefined, flow: 16 },
+    ]
+    const rows: Row[] = []
+    let peakRss = 0
+    for (const { path, plan, flow, ceiling } of plans) {
+      // A short warm-up first (the JIT, the pool), except for codes, which can be used once.
+      if (plan && !plan.bodies) await runLoad({ ...plan, seconds: 2 })
+      const sampler = setInterval(() => (peakRss = Math.max(peakRss, peakRssMiB(server!.pid))), 200)
+      const result = plan ? await runLoad(plan) : await runFlow(client.id, flow!)
+      clearInterval(sampler)
+      const ceilingValue = ceiling === 'sign' ? signsAll : ceiling === 'hello' ? helloWorld.requestsPerSecond : undefined
+      rows.push({ path, result, ceiling: ceilingValue, ceilingName: ceiling === 'sign' ? `RSA-2048 signing, openssl -multi ${cpus().length}` : ceiling === 'hello' ? 'Elysia hello world' : undefined })
+      log(`${path}: ${result.requestsPerSecond.toFixed(0)}/s, p50 ${result.p50Ms.toFixed(1)} ms, p99 ${result.p99Ms.toFixed(1)} ms, ${result.errors} errors`)
+    }
+    const report = { machine, seconds, auditRows, seedSeconds, tool: hasWrk ? 'wrk' : 'autocannon', signsOne, signsAll, helloWorld, rows, peakRssMiB: peakRss }
+    printReport(report)
+    if (!values['no-write']) {
+      writeReport(report, 'docs/performance.md', 'docs/performance.svg')
+      log('wrote docs/performance.md and docs/performance.svg')
+    }
+  } finally {
+    server?.kill()
+    await server?.exited
+    hello?.kill()
+    await db.end()
+    await admin.unsafe(`drop database if exists ${name} with (force)`)
+    await admin.end()
+  }
+}
+
+async function runFlow(clientId: string, connections: number): Promise<LoadResult> {
+  const run = async (s: number) => {
+    const child = Bun.spawn(['bun', 'bench/page-flow.ts', baseUrl, clientId, CALLBACK, String(connections), String(s)], { stdout: 'pipe', stderr: 'inherit' })
+    const out = await new Response(child.stdout).text()
+    await child.exited
+    return JSON.parse(out) as { rps: number; p50: number; p99: number; requests: number; errors: number }
+  }
+  await run(2)
+  const result = await run(seconds)
+  return { requestsPerSecond: result.rps, p50Ms: result.p50, p99Ms: result.p99, requests: result.requests, errors: result.errors, tool: 'wrk' }
+}
+
+function describeMachine(postgresVersion: string) {
+  return {
+    cpu: cpus()[0]?.model.trim() ?? 'unknown CPU',
+    cores: cpus().length,
+    memory: `${Math.round(totalmem() / 2 ** 30)} GiB`,
+    bun: Bun.version,
+    postgres: postgresVersion.split(' on ')[0]!,
+    kernel: readFileSync('/proc/version', 'utf8').split(' ').slice(0, 3).join(' '),
+  }
+}
+
+function printReport(report: Parameters<typeof writeReport>[0]) {
+  console.log(`\n${report.machine.cpu}, ${report.machine.cores} cores, ${report.machine.memory}, Bun ${report.machine.bun}, ${report.machine.postgres}; ${report.tool}, ${report.seconds} s per path`)
+  console.log(`ceilings: openssl rsa2048 sign ${report.signsOne.toFixed(0)}/s (1 process), ${report.signsAll.toFixed(0)}/s (-multi ${report.machine.cores}); hello world ${report.helloWorld.requestsPerSecond.toFixed(0)}/s`)
+  for (const row of report.rows) {
+    const ratio = row.ceiling ? ` = ${((100 * row.result.requestsPerSecond) / row.ceiling).toFixed(0)}% of ${row.ceilingName}` : ''
+    console.log(`${row.path.padEnd(62)} ${row.result.requestsPerSecond.toFixed(0).padStart(7)}/s  p50 ${row.result.p50Ms.toFixed(1).padStart(6)} ms  p99 ${row.result.p99Ms.toFixed(1).padStart(6)} ms  errors ${row.result.errors}${ratio}`)
+  }
+  console.log(`peak RSS of a server process under load: ${report.peakRssMiB.toFixed(0)} MiB`)
+}
+
+await main()

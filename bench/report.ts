@@ -1,0 +1,90 @@
+import { writeFileSync } from 'node:fs'
+import type { LoadResult } from './load.ts'
+
+export type Row = { path: string; result: LoadResult; ceiling: number | undefined; ceilingName: string | undefined }
+
+export type Report = {
+  machine: { cpu: string; cores: number; memory: string; bun: string; postgres: string; kernel: string }
+  seconds: number
+  auditRows: number
+  seedSeconds: number
+  tool: string
+  signsOne: number
+  signsAll: number
+  helloWorld: LoadResult
+  rows: Row[]
+  peakRssMiB: number
+}
+
+/** Issue 12's targets, by the start of a row's path. */
+const targets: { path: string; target: string; met(row: Row, report: Report): boolean }[] = [
+  { path: 'token exchange', target: '≥ 40% of signing', met: (row) => ratio(row) >= 0.4 },
+  { path: 'validation GET', target: '≥ 50% of hello world', met: (row) => ratio(row) >= 0.5 },
+  { path: 'JWKS', target: '≥ 90% of hello world', met: (row) => ratio(row) >= 0.9 },
+  { path: 'usage report', target: 'p99 < 20 ms', met: (row) => row.result.p99Ms < 20 },
+  { path: 'hosted page flow', target: '≥ 1,000 completions/s', met: (row) => row.result.requestsPerSecond >= 1000 },
+]
+
+function ratio(row: Row): number {
+  return row.ceiling ? row.result.requestsPerSecond / row.ceiling : NaN
+}
+
+const fixed = (value: number, digits = 0) => value.toLocaleString('en', { maximumFractionDigits: digits, minimumFractionDigits: digits })
+
+/** docs/performance.md and its chart, from one run of `bun run bench`. */
+export function writeReport(report: Report, markdownPath: string, svgPath: string): void {
+  writeFileSync(svgPath, chart(report))
+  const lines = [
+    '# Performance',
+    '',
+    `Written by \`bun run bench\` on ${new Date().toISOString().slice(0, 10)}; run it again to measure your machine. Each path runs`,
+    `${report.seconds} s under fixed concurrency against one server process (as \`bun start\` runs it) on a fresh Postgres database`,
+    `with ${fixed(report.auditRows)} seeded audit rows, the load generator (${report.tool}) in a process of its own, and the ceilings`,
+    'measured in the same run.',
+    '',
+    `**Machine:** ${report.machine.cpu}, ${report.machine.cores} cores, ${report.machine.memory}; ${report.machine.kernel}; Bun ${report.machine.bun}; ${report.machine.postgres}.`,
+    '',
+    `**Ceilings:** RSA-2048 signatures (\`openssl speed rsa2048\`): ${fixed(report.signsOne)}/s in one process, ${fixed(report.signsAll)}/s with`,
+    `\`-multi ${report.machine.cores}\`; an Elysia hello world on the same Bun: ${fixed(report.helloWorld.requestsPerSecond)}/s (p99 ${fixed(report.helloWorld.p99Ms, 1)} ms).`,
+    '',
+    '![Each path as a share of its ceiling](performance.svg)',
+    '',
+    '| path | requests/s | p50 ms | p99 ms | errors | ceiling | ratio | target | met |',
+    '|---|---|---|---|---|---|---|---|---|',
+    ...report.rows.map((row) => {
+      const goal = targets.find((t) => row.path.startsWith(t.path))
+      const share = row.ceiling ? `${fixed(100 * ratio(row))}%` : '—'
+      return `| ${row.path} | ${fixed(row.result.requestsPerSecond)} | ${fixed(row.result.p50Ms, 1)} | ${fixed(row.result.p99Ms, 1)} | ${row.result.errors} | ${row.ceilingName ? `${row.ceilingName}: ${fixed(row.ceiling!)}/s` : '—'} | ${share} | ${goal?.target ?? '—'} | ${goal ? (goal.met(row, report) ? 'yes' : '**no**') : '—'} |`
+    }),
+    '',
+    `Peak resident memory of the server process under this load: ${fixed(report.peakRssMiB)} MiB (target < 150 MB per worker: ${report.peakRssMiB * 1.048576 < 150 ? 'yes' : '**no**'}).`,
+    `Seeding the audit rows took ${fixed(report.seedSeconds)} s and is not part of any figure. The abuse limits are raised for the run,`,
+    'since one address sends every request; the page flow is the sandbox form (a session, a code, a 303), without a face check.',
+    '',
+  ]
+  writeFileSync(markdownPath, lines.join('\n'))
+}
+
+/** A bar per path: its share of its ceiling, with the target as a tick. */
+function chart(report: Report): string {
+  const rows = report.rows.filter((row) => row.ceiling)
+  const width = 720
+  const barLeft = 300
+  const barWidth = width - barLeft - 60
+  const height = 30 + rows.length * 34
+  const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;')
+  const bars = rows.map((row, i) => {
+    const y = 20 + i * 34
+    const share = Math.min(1, ratio(row))
+    const goal = targets.find((t) => row.path.startsWith(t.path))
+    const tick = goal?.target.match(/(\d+)%/) ? Number(goal.target.match(/(\d+)%/)![1]) / 100 : undefined
+    return [
+      `<text x="${barLeft - 8}" y="${y + 16}" text-anchor="end">${escape(row.path.replace(/ \(c\d+\)$/, ''))}</text>`,
+      `<rect x="${barLeft}" y="${y}" width="${barWidth}" height="22" fill="#eee"/>`,
+      `<rect x="${barLeft}" y="${y}" width="${(share * barWidth).toFixed(1)}" height="22" fill="#2d6cdf"/>`,
+      tick === undefined ? '' : `<line x1="${barLeft + tick * barWidth}" x2="${barLeft + tick * barWidth}" y1="${y - 3}" y2="${y + 25}" stroke="#c00" stroke-width="2"/>`,
+      `<text x="${barLeft + barWidth + 6}" y="${y + 16}">${fixed(100 * ratio(row))}%</text>`,
+    ].join('')
+  })
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="13">${bars.join('')}</svg>\n`
+}
