@@ -4,6 +4,7 @@
  *   bun run bench                                   # 10 s per path, 10 million seeded audit rows, writes docs/performance.md
  *   bun run bench --seconds 5 --audit-rows 100000   # a quicker look
  *   bun run bench --no-write                        # print only
+ *   bun run bench --only exchange --workers 1 --profile /tmp/prof   # one path; the server writes a CPU profile (markdown)
  *
  * A fresh database on the Postgres server of `--database` (default: DATABASE_URL, else
  * postgres://postgres@127.0.0.1:5432/postgres; dropped at the end), the server as `bun start` runs it in a
@@ -30,6 +31,9 @@ const { values } = parseArgs({
     'audit-rows': { type: 'string', default: '10000000' },
     database: { type: 'string' },
     'no-write': { type: 'boolean', default: false },
+    only: { type: 'string' },
+    workers: { type: 'string' },
+    profile: { type: 'string' },
   },
 })
 const seconds = Number(values.seconds)
@@ -126,7 +130,9 @@ async function main() {
     const codes = await seedCodes(db, client.id, CALLBACK, Math.max(20_000, 8_000 * (seconds + 2)), 30)
     log(`seeded in ${seedSeconds.toFixed(0)} s`)
 
-    server = Bun.spawn(['bun', '--max-http-header-size=65536', 'src/index.ts'], { env: { ...env, ...limits }, stdout: 'ignore', stderr: 'ignore' })
+    const profiling = values.profile ? ['--cpu-prof-md', `--cpu-prof-dir=${values.profile}`] : []
+    const workers = values.workers ? { WORKERS: values.workers } : {}
+    server = Bun.spawn(['bun', ...profiling, '--max-http-header-size=65536', 'src/index.ts'], { env: { ...env, ...limits, ...workers }, stdout: 'ignore', stderr: 'ignore' })
     await waitForReady(baseUrl)
     const exchangeBody = (code: string) => JSON.stringify({ grant_type: 'authorization_code', code, redirect_uri: CALLBACK, state: 'bench' })
     const first = await fetch(`${baseUrl}/api/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/json', authorization }, body: exchangeBody(codes.pop()!) })
@@ -144,7 +150,7 @@ async function main() {
     ]
     const rows: Row[] = []
     let peakRss = 0
-    for (const { path, plan, flow, ceiling } of plans) {
+    for (const { path, plan, flow, ceiling } of plans.filter((p) => !values.only || p.path.includes(values.only!))) {
       // A short warm-up first (the JIT, the pool), except for codes, which can be used once.
       if (plan && !plan.bodies) await runLoad({ ...plan, seconds: 2 })
       const sampler = setInterval(() => (peakRss = Math.max(peakRss, peakRssMiB(server!.pid))), 200)
@@ -161,7 +167,8 @@ async function main() {
       log('wrote docs/performance.md and docs/performance.svg')
     }
   } finally {
-    server?.kill()
+    // SIGTERM: the server shuts down cleanly (and writes its CPU profile when asked to).
+    server?.kill('SIGTERM')
     await server?.exited
     hello?.kill()
     await db.end()

@@ -10,6 +10,7 @@ import { loadVerifierKey } from './keys/verifier-key.ts'
 import { systemClock, type Clock } from './lib/clock.ts'
 import { jsonLogger, type Logger } from './lib/log.ts'
 import { createMetrics } from './ops/metrics.ts'
+import { RevocationCache } from './oauth/revocations.ts'
 
 export type Services = { deps: AppDeps; close(): Promise<void> }
 
@@ -35,11 +36,15 @@ export async function startServices(
   options: { clock?: Clock; log?: Logger; holder?: string; estimator?: boolean; challengeTurns?: AppDeps['challengeTurns'] } = {},
 ): Promise<Services> {
   const clock = options.clock ?? systemClock
-  const open = await openDatabase(config.database, { holder: options.holder ?? 'the ofage server' })
+  // Each of the server's processes gets its share of DATABASE_POOL.
+  const maxConnections = Math.max(2, Math.ceil(config.databasePool / config.workers))
+  const open = await openDatabase(config.database, { holder: options.holder ?? 'the ofage server', maxConnections })
   try {
     await migrateDatabase(open)
     const keys = await loadServerKeys(open.db, config.signingKeyFile, clock.now())
-    const deps: AppDeps = { config, db: open.db, keys, clock, log: options.log ?? jsonLogger(), metrics: createMetrics(), challengeTurns: options.challengeTurns }
+    const revocations = new RevocationCache()
+    await revocations.listen(open)
+    const deps: AppDeps = { config, db: open.db, keys, clock, log: options.log ?? jsonLogger(), metrics: createMetrics(), revocations, challengeTurns: options.challengeTurns }
     if (config.credentials) {
       const { trustList, verifierKeyFile: keyFile, verifierCertificateFile: certificateFile } = config.credentials
       deps.credentials = { trustList, verifier: await loadVerifierKey(open.db, { appUrl: config.appUrl, keyFile, certificateFile }, clock.now()) }

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os'
 import { readFileSync } from 'node:fs'
 import { isDevIssuerRoot, parseTrustList, type TrustList } from './credentials/trust-list.ts'
 import type { Limit } from './ratelimit/limits.ts'
@@ -28,6 +29,13 @@ export type Config = {
   /** Whether start-up creates the sandbox demo client and serves `/demo`. */
   demo: boolean
   face: FaceConfig
+  /**
+   * Server processes sharing the port (WORKERS, `reusePort`): by default as many as the cores allow once
+   * each process's face estimator threads are counted; always 1 on the embedded database.
+   */
+  workers: number
+  /** Postgres connections of the whole server (DATABASE_POOL), split between its processes. */
+  databasePool: number
   /** When set, GET /metrics requires `Authorization: Bearer <token>`. */
   metricsToken: string | undefined
   /** METRICS_PUBLIC=1: GET /metrics without a token (a private network in front). Off: no token, no metrics. */
@@ -98,6 +106,14 @@ export function loadConfig(env: Env = process.env): Config {
   const appUrl = readUrl('APP_URL', env.APP_URL) ?? publicUrl
   const issuerUrl = nonEmpty(env.ISSUER_URL) ? readIssuer(env.ISSUER_URL!) : publicUrl
   const production = env.NODE_ENV === 'production'
+  const face: FaceConfig = {
+    enabled: readFlag('FACE_CHECK', env.FACE_CHECK) ?? true,
+    buffer: nonEmpty(env.FACE_AGE_BUFFER) === undefined ? undefined : readInt('FACE_AGE_BUFFER', env.FACE_AGE_BUFFER, { min: 0, max: 30, fallback: 0 }),
+    workers: readInt('FACE_WORKERS', env.FACE_WORKERS, { min: 1, max: 16, fallback: 1 }),
+    queue: readInt('FACE_QUEUE', env.FACE_QUEUE, { min: 0, max: 1000, fallback: 8 }),
+    upload: readFlag('FACE_UPLOAD', env.FACE_UPLOAD) ?? false,
+    uploadSeconds: readInt('FACE_UPLOAD_SECONDS', env.FACE_UPLOAD_SECONDS, { min: 1, max: 600, fallback: 60 }),
+  }
   return {
     port,
     host: readHost(env.HOST),
@@ -108,14 +124,9 @@ export function loadConfig(env: Env = process.env): Config {
     issuerUrl,
     signingKeyFile: nonEmpty(env.SIGNING_KEY_FILE),
     demo: readFlag('OFAGE_DEMO', env.OFAGE_DEMO) ?? database.kind !== 'postgres',
-    face: {
-      enabled: readFlag('FACE_CHECK', env.FACE_CHECK) ?? true,
-      buffer: nonEmpty(env.FACE_AGE_BUFFER) === undefined ? undefined : readInt('FACE_AGE_BUFFER', env.FACE_AGE_BUFFER, { min: 0, max: 30, fallback: 0 }),
-      workers: readInt('FACE_WORKERS', env.FACE_WORKERS, { min: 1, max: 16, fallback: 1 }),
-      queue: readInt('FACE_QUEUE', env.FACE_QUEUE, { min: 0, max: 1000, fallback: 8 }),
-      upload: readFlag('FACE_UPLOAD', env.FACE_UPLOAD) ?? false,
-      uploadSeconds: readInt('FACE_UPLOAD_SECONDS', env.FACE_UPLOAD_SECONDS, { min: 1, max: 600, fallback: 60 }),
-    },
+    face,
+    workers: readWorkers(env, database.kind, face),
+    databasePool: readInt('DATABASE_POOL', env.DATABASE_POOL, { min: 2, max: 1000, fallback: 20 }),
     metricsToken: nonEmpty(env.METRICS_TOKEN),
     metricsPublic: readFlag('METRICS_PUBLIC', env.METRICS_PUBLIC) ?? false,
     credentials: readCredentials(env, production),
@@ -211,4 +222,17 @@ function readFlag(variable: string, value: string | undefined): boolean | undefi
   if (['1', 'true', 'yes', 'on'].includes(raw)) return true
   if (['0', 'false', 'no', 'off'].includes(raw)) return false
   throw new ConfigError(variable, `must be on or off (1 or 0), got "${value}"`)
+}
+
+/**
+ * WORKERS: one process per core that its face estimator threads leave free (a process serving HTTP and
+ * running FACE_WORKERS threads uses 1 + FACE_WORKERS cores). The embedded database allows one process.
+ */
+function readWorkers(env: Env, databaseKind: DatabaseTarget['kind'], face: FaceConfig): number {
+  if (databaseKind !== 'postgres') {
+    if (nonEmpty(env.WORKERS) !== undefined && env.WORKERS !== '1') throw new ConfigError('WORKERS', 'above 1 needs Postgres (DATABASE_URL): the embedded database allows one process')
+    return 1
+  }
+  const perProcess = 1 + (face.enabled ? face.workers : 0)
+  return readInt('WORKERS', env.WORKERS, { min: 1, max: 64, fallback: Math.max(1, Math.floor(availableParallelism() / perProcess)) })
 }

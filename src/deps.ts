@@ -8,6 +8,7 @@ import type { Clock } from './lib/clock.ts'
 import type { Logger } from './lib/log.ts'
 import type { Turn } from './liveness/challenge.ts'
 import type { Metrics } from './ops/metrics.ts'
+import type { RevocationCache } from './oauth/revocations.ts'
 
 /** Everything the routes and services depend on, built once at start (src/index.ts) or by a test. */
 export type AppDeps = {
@@ -21,6 +22,8 @@ export type AppDeps = {
   estimator?: AgeEstimator
   /** The digital credential method, when CREDENTIAL_TRUST_LIST is set: whom we trust, how we sign requests. */
   credentials?: { trustList: TrustList; verifier: VerifierKey }
+  /** Verifications token validation found live, forgotten when any instance revokes one. */
+  revocations?: RevocationCache
   /** Tests only: fixes the live challenge's turns, so that a recorded clip can answer it. */
   challengeTurns?: () => Turn[]
 }

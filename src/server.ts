@@ -14,6 +14,7 @@ import { pruneRateLimits } from './ratelimit/limits.ts'
 import { pruneExpiredPasses } from './verification/age-pass.ts'
 import { pruneExpiredSessions } from './verification/sessions.ts'
 import { startWebhookWorker } from './webhooks/delivery.ts'
+import { startWorkers, watchParent, workerIndex } from './ops/workers.ts'
 
 const PRUNE_EVERY_MS = 10 * 60_000
 /** Codes are kept an hour past expiry so a late replay is still recognised and revokes its tokens. */
@@ -30,14 +31,20 @@ export async function pruneExpired(deps: AppDeps): Promise<void> {
   await pruneRateLimits(deps.db, before)
 }
 
-/** Runs the HTTP server until SIGTERM or SIGINT, then stops accepting, finishes, and closes the database. */
+/**
+ * Runs the HTTP server until SIGTERM or SIGINT, then stops accepting, finishes, and closes the database.
+ * With WORKERS above 1, this first process migrates and loads the keys, then starts the other workers
+ * (src/ops/workers.ts); all of them listen on the same port and the kernel spreads connections.
+ */
 export async function runServer(config: Config): Promise<void> {
   const services = await startServices(config, { estimator: true })
   const { deps } = services
+  const primary = workerIndex() === 0
   const handler = createHandler(deps)
   const server = Bun.serve({
     port: config.port,
     hostname: config.host,
+    reusePort: config.workers > 1,
     // Never Bun's development error page (source, stack, working directory), whatever NODE_ENV says.
     development: false,
     error(cause) {
@@ -51,7 +58,9 @@ export async function runServer(config: Config): Promise<void> {
     // Form posts with camera frames are the largest bodies (MAX_MULTIPART_BYTES); JSON routes bound their own.
     maxRequestBodySize: MAX_MULTIPART_BYTES + 64 * 1024,
   })
+  const workers = primary && config.workers > 1 ? startWorkers(config.workers - 1, deps.log) : undefined
   deps.log.info('listening', {
+    worker: workerIndex(),
     host: config.host,
     port: config.port,
     public_url: config.publicUrl,
@@ -64,8 +73,9 @@ export async function runServer(config: Config): Promise<void> {
   // Every instance delivers webhooks; leases in the outbox keep them from sending one attempt twice.
   const webhooks = startWebhookWorker(deps)
 
+  // One process prunes; every process delivers webhooks (leases keep them apart).
   const prune = setInterval(() => {
-    pruneExpired(deps).catch((cause) => deps.log.error('prune_failed', { message: String(cause) }))
+    if (primary) pruneExpired(deps).catch((cause) => deps.log.error('prune_failed', { message: String(cause) }))
   }, PRUNE_EVERY_MS)
   prune.unref()
 
@@ -76,6 +86,7 @@ export async function runServer(config: Config): Promise<void> {
     deps.log.info('shutting_down', { signal })
     clearInterval(prune)
     // Stop accepting, let in-flight requests finish, then close the pool (and the estimator's workers).
+    await workers?.stop()
     await server.stop()
     await webhooks.stop()
     await admin?.stop()
@@ -84,4 +95,5 @@ export async function runServer(config: Config): Promise<void> {
   }
   process.on('SIGTERM', () => void shutdown('SIGTERM'))
   process.on('SIGINT', () => void shutdown('SIGINT'))
+  if (!primary) watchParent(() => void shutdown('orphaned'))
 }

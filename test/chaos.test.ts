@@ -18,7 +18,7 @@ const port = 20_000 + Math.floor(Math.random() * 20_000)
 const url = `http://127.0.0.1:${port}`
 
 function startServer() {
-  const env = { ...process.env, DATABASE_URL: database.url, PORT: String(port), PUBLIC_URL: url, APP_URL: url, ISSUER_URL: 'https://issuer.ofage.test', FACE_CHECK: '0', OFAGE_DEMO: '0' }
+  const env = { ...process.env, DATABASE_URL: database.url, PORT: String(port), PUBLIC_URL: url, APP_URL: url, ISSUER_URL: 'https://issuer.ofage.test', FACE_CHECK: '0', OFAGE_DEMO: '0', WORKERS: '1' }
   server = Bun.spawn(['bun', 'src/index.ts'], { env, stdout: 'ignore', stderr: 'ignore' })
   return waitUntilReady(url, 30_000)
 }

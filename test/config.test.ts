@@ -27,6 +27,8 @@ describe('loadConfig (DESIGN.md "Configuration")', () => {
       signingKeyFile: undefined,
       demo: true,
       face: { enabled: true, buffer: undefined, workers: 1, queue: 8, upload: false, uploadSeconds: 60 },
+      workers: 1,
+      databasePool: 20,
       metricsToken: undefined,
       metricsPublic: false,
       credentials: undefined,

@@ -28,7 +28,7 @@ beforeAll(async () => {
   await proxy.open()
   const port = 20_000 + Math.floor(Math.random() * 20_000)
   apiUrl = `http://127.0.0.1:${port}`
-  const env = { ...process.env, DATABASE_URL: proxy.via(database.url), PORT: String(port), PUBLIC_URL: apiUrl, APP_URL: apiUrl, ISSUER_URL: 'https://issuer.ofage.test', FACE_CHECK: '0', OFAGE_DEMO: '0', RATE_LIMIT_SESSIONS: '100000', RATE_LIMIT_CHECKS: '100000' }
+  const env = { ...process.env, DATABASE_URL: proxy.via(database.url), PORT: String(port), PUBLIC_URL: apiUrl, APP_URL: apiUrl, ISSUER_URL: 'https://issuer.ofage.test', FACE_CHECK: '0', OFAGE_DEMO: '0', WORKERS: '1', RATE_LIMIT_SESSIONS: '100000', RATE_LIMIT_CHECKS: '100000' }
   server = Bun.spawn(['bun', 'src/index.ts'], { env, stdout: 'ignore', stderr: 'ignore' })
   await waitUntilReady(apiUrl)
   services = await startServices(testConfig({ DATABASE_URL: database.url }), { log: silentLogger })

@@ -27,6 +27,11 @@ export type Executor = Parameters<Parameters<Database['transaction']>[0]>[0] | D
 export type OpenDatabase = {
   db: Database
   target: DatabaseTarget
+  /**
+   * Hears NOTIFYs on `channel`. `onListen` runs each time listening (re)starts: notifications sent while
+   * it was not listening are lost, so whatever was learnt before must be forgotten then.
+   */
+  listen(channel: string, onNotify: (payload: string) => void, onListen: () => void): Promise<void>
   close(): Promise<void>
 }
 
@@ -69,7 +74,13 @@ async function openPostgres(target: DatabaseTarget & { kind: 'postgres' }, optio
     await client.end({ timeout: 1 }).catch(() => {})
     throw new ConfigError('DATABASE_URL', `cannot connect to Postgres: ${describe(cause)}`)
   }
-  return { db, target, close: () => client.end({ timeout: 5 }) }
+  return {
+    db,
+    target,
+    // postgres.js keeps one connection for its listeners and listens again after reconnecting.
+    listen: async (channel, onNotify, onListen) => void (await client.listen(channel, onNotify, onListen)),
+    close: () => client.end({ timeout: 5 }),
+  }
 }
 
 async function openPglite(target: DatabaseTarget, options: OpenOptions): Promise<OpenDatabase> {
@@ -96,6 +107,10 @@ async function openPglite(target: DatabaseTarget, options: OpenOptions): Promise
   return {
     db,
     target,
+    async listen(channel, onNotify, onListen) {
+      await client.listen(channel, onNotify)
+      onListen()
+    },
     async close() {
       await client.close()
       release()

@@ -169,10 +169,9 @@ export async function authenticateClient(
   body?: PostedCredentials,
 ): Promise<Client> {
   const addressKey = limits && `auth:${limits.address}`
-  if (limits) await refuseIfLimited(deps, addressKey!, limits.authFailures)
   const credentials = presentedCredentials(authorization, body)
   const clientKey = limits && credentials && `auth:${limits.address}:${sha256Hex(credentials.clientId).slice(0, 32)}`
-  if (clientKey) await refuseIfLimited(deps, clientKey, limits!.authFailures)
+  if (limits) await refuseIfLimited(deps, clientKey ? [addressKey!, clientKey] : [addressKey!], limits.authFailures)
   try {
     if (!credentials) throw new OAuthError('invalid_client', 'Client authentication failed: send HTTP Basic client_id:client_secret, or client_id and client_secret in the form')
     const client = await findClient(deps.db, credentials.clientId)

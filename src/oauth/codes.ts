@@ -9,12 +9,13 @@ import type { ServerKeys } from '../keys/server-keys.ts'
 import { countMonthToDate, countVerification } from '../usage/counters.ts'
 import type { Client } from './clients.ts'
 import { checkCodeVerifier } from './pkce.ts'
+import { announceRevocation, type RevocationCache } from './revocations.ts'
 import { enqueueEvent } from '../webhooks/events.ts'
 
 /** SPEC.md §2.1 and §8: a code lives 60 seconds and is used once. */
 export const CODE_LIFETIME_MS = 60_000
 
-export type CodeDeps = { db: Database; keys: ServerKeys; clock: Clock }
+export type CodeDeps = { db: Database; keys: ServerKeys; clock: Clock; revocations?: RevocationCache | undefined }
 
 export type ApprovedCheck = {
   clientId: string
@@ -186,9 +187,15 @@ async function rejectReplay(deps: CodeDeps, transactionId: string): Promise<neve
       .set({ revokedAt: now })
       .where(and(eq(auditLogs.transactionId, transactionId), isNull(auditLogs.revokedAt)))
       .returning({ clientId: auditLogs.clientId })
-    // The first replay revokes and is reported; later ones change nothing and are not.
-    if (revoked[0]) await enqueueEvent(tx, revoked[0].clientId, 'code.replayed', { client_id: revoked[0].clientId, transaction_id: transactionId, revoked: true }, now)
+    // The first replay revokes, is announced to every instance's validation cache, and is reported; later
+    // ones change nothing.
+    if (revoked[0]) {
+      await announceRevocation(tx, transactionId)
+      await enqueueEvent(tx, revoked[0].clientId, 'code.replayed', { client_id: revoked[0].clientId, transaction_id: transactionId, revoked: true }, now)
+    }
   })
+  // This instance forgets at once; the others when the notice reaches them, milliseconds later.
+  deps.revocations?.forget(transactionId)
   throw new OAuthError('code_already_used', 'The authorization code has already been used')
 }
 

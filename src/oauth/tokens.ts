@@ -8,6 +8,7 @@ import { ALGORITHM } from '../keys/signing-key.ts'
 import type { ServerKeys } from '../keys/server-keys.ts'
 import type { Verification } from './codes.ts'
 import { AgeTokenClaims, type AgeTokenClaimsType } from './model.ts'
+import type { RevocationCache } from './revocations.ts'
 
 const claimsShape = TypeCompiler.Compile(AgeTokenClaims)
 
@@ -20,7 +21,7 @@ const MAX_TOKEN_LENGTH = 8192
 /** RFC 7515 §7.1 compact serialization: three base64url parts (RFC 7515 §2: no padding, no whitespace). */
 const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/
 
-export type TokenDeps = { db: Database; keys: ServerKeys; clock: Clock; issuerUrl: string }
+export type TokenDeps = { db: Database; keys: ServerKeys; clock: Clock; issuerUrl: string; revocations?: RevocationCache | undefined }
 
 /**
  * Signs the access token: RS256, no `kid` in the header, exactly the spec's claims; a sandbox client's
@@ -71,10 +72,15 @@ export async function verifyAgeToken(
     throw cause
   }
   if (!claimsShape.Check(payload)) return undefined
+  // Our signature binds `aud` to `verification_id`, so a verification known live needs no lookup.
+  const now = deps.clock.now().getTime()
+  if (deps.revocations?.isKnownLive(payload.verification_id, now)) return payload
+  const generation = deps.revocations?.current ?? 0
   const [verification] = await deps.db
     .select({ revokedAt: auditLogs.revokedAt, clientId: auditLogs.clientId })
     .from(auditLogs)
     .where(eq(auditLogs.transactionId, payload.verification_id))
   if (!verification || verification.revokedAt !== null || verification.clientId !== payload.aud) return undefined
+  deps.revocations?.remember(payload.verification_id, payload.exp * 1000, generation, now)
   return payload
 }

@@ -1,4 +1,4 @@
-import { and, eq, lt, sql } from 'drizzle-orm'
+import { and, eq, inArray, lt, sql } from 'drizzle-orm'
 import type { Database } from '../db/client.ts'
 import { rateLimits } from '../db/schema.ts'
 import { OAuthError } from '../errors.ts'
@@ -41,14 +41,17 @@ export async function takeHit(deps: LimitDeps, key: string, limit: Limit): Promi
   if ((row?.hits ?? 0) > limit.max) throw new RateLimitedError(retryAfterSeconds)
 }
 
-/** Refuses when the key is already past its limit in this window, without counting (for failures counted later). */
-export async function checkLimit(deps: LimitDeps, key: string, limit: Limit): Promise<void> {
+/**
+ * Refuses when any of the keys is already past its limit in this window, without counting (for failures
+ * counted later). One query however many keys: it runs before every client authentication.
+ */
+export async function checkLimit(deps: LimitDeps, keys: string[], limit: Limit): Promise<void> {
   const { start, retryAfterSeconds } = windowOf(limit, deps.clock.now())
   const [row] = await deps.db
-    .select({ hits: rateLimits.hits })
+    .select({ hits: sql<number | null>`max(${rateLimits.hits})` })
     .from(rateLimits)
-    .where(and(eq(rateLimits.key, key), eq(rateLimits.windowStart, start)))
-  if ((row?.hits ?? 0) >= limit.max) throw new RateLimitedError(retryAfterSeconds)
+    .where(and(inArray(rateLimits.key, keys), eq(rateLimits.windowStart, start)))
+  if (Number(row?.hits ?? 0) >= limit.max) throw new RateLimitedError(retryAfterSeconds)
 }
 
 /** Counts a hit without refusing: a failure that has already been answered. */

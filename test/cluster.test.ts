@@ -1,0 +1,88 @@
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { readdirSync, readFileSync } from 'node:fs'
+import { loadConfig } from '../src/config.ts'
+import { freshDatabaseUrl, onPostgres, waitUntilReady } from './helpers.ts'
+
+/**
+ * Issue 12: WORKERS server processes share the port (`reusePort`). The first starts the others, restarts
+ * one that dies, stops them on SIGTERM; a worker whose first process was killed outright stops too.
+ */
+/** The running children of a process (not a zombie that is exited and not yet reaped). */
+function childrenOf(pid: number): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((entry) => {
+      try {
+        const [state, ppid] = readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]!.split(' ')
+        return Number(ppid) === pid && state !== 'Z'
+      } catch {
+        return false
+      }
+    })
+    .map(Number)
+}
+
+/** Running: a zombie (exited, not yet reaped by whoever adopted it) has stopped serving. */
+const alive = (pid: number) => {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]![0] !== 'Z'
+  } catch {
+    return false
+  }
+}
+
+async function until(check: () => boolean, ms = 10_000) {
+  const started = performance.now()
+  while (!check()) {
+    if (performance.now() - started > ms) throw new Error(`timed out: ${check}`)
+    await Bun.sleep(50)
+  }
+}
+
+test('WORKERS: by default one process per core its face threads leave free; the embedded database allows one', () => {
+  const postgres = { DATABASE_URL: 'postgres://localhost/x' }
+  const cores = navigator.hardwareConcurrency
+  expect(loadConfig({ ...postgres, FACE_CHECK: '0' }).workers).toBe(cores)
+  expect(loadConfig({ ...postgres, FACE_WORKERS: '1' }).workers).toBe(Math.max(1, Math.floor(cores / 2)))
+  expect(loadConfig({ ...postgres, WORKERS: '3' }).workers).toBe(3)
+  expect(loadConfig({ DATABASE_URL: '' }).workers).toBe(1)
+  expect(() => loadConfig({ DATABASE_URL: '', WORKERS: '2' })).toThrow('WORKERS')
+})
+
+let database: Awaited<ReturnType<typeof freshDatabaseUrl>>
+let server: ReturnType<typeof Bun.spawn>
+const port = 20_000 + Math.floor(Math.random() * 20_000)
+const url = `http://127.0.0.1:${port}`
+
+beforeAll(async () => {
+  if (!onPostgres) return
+  database = await freshDatabaseUrl()
+  const env = { ...process.env, DATABASE_URL: database.url, PORT: String(port), PUBLIC_URL: url, APP_URL: url, FACE_CHECK: '0', OFAGE_DEMO: '0', WORKERS: '3' }
+  server = Bun.spawn(['bun', 'src/index.ts'], { env, stdout: 'ignore', stderr: 'ignore' })
+  await waitUntilReady(url, 30_000)
+}, 60_000)
+
+afterAll(async () => {
+  if (!onPostgres) return
+  server.kill('SIGKILL')
+  await database.drop()
+})
+
+test.skipIf(!onPostgres)('three workers serve one port; a dead one is started again; when the first is killed outright the others stop', async () => {
+  await until(() => childrenOf(server.pid).length === 2)
+  const responses = await Promise.all(Array.from({ length: 50 }, () => fetch(`${url}/api/.well-known/jwks.json`).then((r) => r.status)))
+  expect(responses.every((status) => status === 200)).toBe(true)
+
+  const [victim] = childrenOf(server.pid)
+  process.kill(victim!, 'SIGKILL')
+  await until(() => !alive(victim!))
+  await until(() => childrenOf(server.pid).length === 2)
+  expect(childrenOf(server.pid)).not.toContain(victim)
+
+  // SIGKILL cannot be forwarded: the workers notice they are orphans and stop.
+  const workers = childrenOf(server.pid)
+  server.kill('SIGKILL')
+  await server.exited
+  await until(() => workers.every((pid) => !alive(pid)))
+  expect(await fetch(`${url}/healthz`).then(() => 'answered', () => 'refused')).toBe('refused')
+}, 60_000)
