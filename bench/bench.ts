@@ -81,6 +81,23 @@ function peakRssMiB(rootPid: number): number {
   return most
 }
 
+/**
+ * What Postgres itself commits on this machine: one-row UPDATEs from 64 clients (pgbench), the least
+ * durable write an exchange makes (it marks its code used). Undefined when pgbench is not installed.
+ */
+async function postgresCommits(databaseUrl: string, db: postgres.Sql): Promise<number | undefined> {
+  if (Bun.spawnSync(['sh', '-c', 'command -v pgbench']).exitCode !== 0) return undefined
+  await db`create table bench_commits (id int primary key, n int not null)`
+  await db`insert into bench_commits select i, 0 from generate_series(1, 10000) as i`
+  const script = `${Bun.env.TMPDIR ?? '/tmp'}/ofage-bench-commit.sql`
+  await Bun.write(script, '\\set id random(1, 10000)\nupdate bench_commits set n = n + 1 where id = :id;\n')
+  const child = Bun.spawn(['pgbench', '-n', '-c', '64', '-j', '2', '-T', String(seconds), '-f', script, databaseUrl], { stdout: 'pipe', stderr: 'ignore' })
+  const out = await new Response(child.stdout).text()
+  await child.exited
+  await db`drop table bench_commits`
+  return Number(/tps = ([\d.]+)/.exec(out)?.[1] ?? NaN)
+}
+
 async function waitForReady(url: string) {
   for (let i = 0; i < 300; i++) {
     if (await fetch(`${url}/readyz`).then((r) => r.ok, () => false)) return
@@ -114,7 +131,8 @@ async function main() {
     const helloWorld = await runLoad(helloPlan)
     hello.kill()
     await hello.exited
-    log(`openssl: ${signsOne.toFixed(0)}/s (1 process), ${signsAll.toFixed(0)}/s (${cpus().length}); hello world: ${helloWorld.requestsPerSecond.toFixed(0)}/s`)
+    const commits = await postgresCommits(databaseUrl, db)
+    log(`openssl: ${signsOne.toFixed(0)}/s (1 process), ${signsAll.toFixed(0)}/s (${cpus().length}); hello world: ${helloWorld.requestsPerSecond.toFixed(0)}/s; Postgres one-row commits: ${commits?.toFixed(0) ?? 'no pgbench'}/s`)
 
     const env = { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), PUBLIC_URL: baseUrl, APP_URL: baseUrl, ISSUER_URL: baseUrl, FACE_CHECK: '0', OFAGE_DEMO: '0' }
     const limits = { RATE_LIMIT_SESSIONS: '1000000', RATE_LIMIT_CHECKS: '1000000', RATE_LIMIT_AUTH_FAILURES: '1000000' }
@@ -160,7 +178,7 @@ async function main() {
       rows.push({ path, result, ceiling: ceilingValue, ceilingName: ceiling === 'sign' ? `RSA-2048 signing, openssl -multi ${cpus().length}` : ceiling === 'hello' ? 'Elysia hello world' : undefined })
       log(`${path}: ${result.requestsPerSecond.toFixed(0)}/s, p50 ${result.p50Ms.toFixed(1)} ms, p99 ${result.p99Ms.toFixed(1)} ms, ${result.errors} errors`)
     }
-    const report = { machine, seconds, auditRows, seedSeconds, tool: hasWrk ? 'wrk' : 'autocannon', signsOne, signsAll, helloWorld, rows, peakRssMiB: peakRss }
+    const report = { machine, seconds, auditRows, seedSeconds, tool: hasWrk ? 'wrk' : 'autocannon', signsOne, signsAll, commits, helloWorld, rows, peakRssMiB: peakRss, workers: Number(values.workers ?? cpus().length) }
     printReport(report)
     if (!values['no-write']) {
       writeReport(report, 'docs/performance.md', 'docs/performance.svg')
