@@ -98,6 +98,31 @@ async function postgresCommits(databaseUrl: string, db: postgres.Sql): Promise<n
   return Number(/tps = ([\d.]+)/.exec(out)?.[1] ?? NaN)
 }
 
+/** CPU seconds used so far by every process, by who it is: the server's tree, Postgres, or the rest. */
+function cpuByRole(serverPid: number): { server: number; postgres: number; other: number } {
+  const ticks = 100
+  const stats = readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .flatMap((entry) => {
+      try {
+        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+        const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+        return [{ pid: Number(entry), comm, ppid: Number(fields[1]), cpu: (Number(fields[11]) + Number(fields[12])) / ticks }]
+      } catch {
+        return []
+      }
+    })
+  const tree = new Set([serverPid])
+  for (let grew = true; grew; ) {
+    grew = false
+    for (const stat of stats) if (!tree.has(stat.pid) && tree.has(stat.ppid)) (tree.add(stat.pid), (grew = true))
+  }
+  const totals = { server: 0, postgres: 0, other: 0 }
+  for (const stat of stats) totals[tree.has(stat.pid) ? 'server' : stat.comm.startsWith('postgres') ? 'postgres' : 'other'] += stat.cpu
+  return totals
+}
+
 async function waitForReady(url: string) {
   for (let i = 0; i < 300; i++) {
     if (await fetch(`${url}/readyz`).then((r) => r.ok, () => false)) return
@@ -172,11 +197,16 @@ async function main() {
       // A short warm-up first (the JIT, the pool), except for codes, which can be used once.
       if (plan && !plan.bodies) await runLoad({ ...plan, seconds: 2 })
       const sampler = setInterval(() => (peakRss = Math.max(peakRss, peakRssMiB(server!.pid))), 200)
+      const cpuBefore = cpuByRole(server.pid)
+      const wallBefore = performance.now()
       const result = plan ? await runLoad(plan) : await runFlow(client.id, flow!)
+      const cpuAfter = cpuByRole(server.pid)
+      const available = ((performance.now() - wallBefore) / 1000) * cpus().length
+      const cpu = { server: (cpuAfter.server - cpuBefore.server) / available, postgres: (cpuAfter.postgres - cpuBefore.postgres) / available, other: (cpuAfter.other - cpuBefore.other) / available }
       clearInterval(sampler)
       const ceilingValue = ceiling === 'sign' ? signsAll : ceiling === 'hello' ? helloWorld.requestsPerSecond : undefined
-      rows.push({ path, result, ceiling: ceilingValue, ceilingName: ceiling === 'sign' ? `RSA-2048 signing, openssl -multi ${cpus().length}` : ceiling === 'hello' ? 'Elysia hello world' : undefined })
-      log(`${path}: ${result.requestsPerSecond.toFixed(0)}/s, p50 ${result.p50Ms.toFixed(1)} ms, p99 ${result.p99Ms.toFixed(1)} ms, ${result.errors} errors`)
+      rows.push({ path, result, cpu, ceiling: ceilingValue, ceilingName: ceiling === 'sign' ? `RSA-2048 signing, openssl -multi ${cpus().length}` : ceiling === 'hello' ? 'Elysia hello world' : undefined })
+      log(`${path}: ${result.requestsPerSecond.toFixed(0)}/s, p50 ${result.p50Ms.toFixed(1)} ms, p99 ${result.p99Ms.toFixed(1)} ms, ${result.errors} errors; CPU server ${(100 * cpu.server).toFixed(0)}%, Postgres ${(100 * cpu.postgres).toFixed(0)}%, load generator and rest ${(100 * cpu.other).toFixed(0)}%`)
     }
     const report = { machine, seconds, auditRows, seedSeconds, tool: hasWrk ? 'wrk' : 'autocannon', signsOne, signsAll, commits, helloWorld, rows, peakRssMiB: peakRss, workers: Number(values.workers ?? cpus().length) }
     printReport(report)

@@ -1,7 +1,8 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import type { LoadResult } from './load.ts'
 
-export type Row = { path: string; result: LoadResult; ceiling: number | undefined; ceilingName: string | undefined }
+/** `cpu`: the share of all cores each side used during the run. */
+export type Row = { path: string; result: LoadResult; cpu: { server: number; postgres: number; other: number }; ceiling: number | undefined; ceilingName: string | undefined }
 
 export type Report = {
   machine: { cpu: string; cores: number; memory: string; bun: string; postgres: string; kernel: string }
@@ -57,12 +58,12 @@ export function writeReport(report: Report, markdownPath: string, svgPath: strin
     '',
     '![Each path as a share of its ceiling](performance.svg)',
     '',
-    '| path | requests/s | p50 ms | p99 ms | errors | ceiling | ratio | target | met |',
-    '|---|---|---|---|---|---|---|---|---|',
+    '| path | requests/s | p50 ms | p99 ms | errors | ceiling | ratio | target | met | CPU: server / Postgres / load |',
+    '|---|---|---|---|---|---|---|---|---|---|',
     ...report.rows.map((row) => {
       const goal = targets.find((t) => row.path.startsWith(t.path))
       const share = row.ceiling ? `${fixed(100 * ratio(row))}%` : '—'
-      return `| ${row.path} | ${fixed(row.result.requestsPerSecond)} | ${fixed(row.result.p50Ms, 1)} | ${fixed(row.result.p99Ms, 1)} | ${row.result.errors} | ${row.ceilingName ? `${row.ceilingName}: ${fixed(row.ceiling!)}/s` : '—'} | ${share} | ${goal?.target ?? '—'} | ${goal ? (goal.met(row, report) ? 'yes' : '**no**') : '—'} |`
+      return `| ${row.path} | ${fixed(row.result.requestsPerSecond)} | ${fixed(row.result.p50Ms, 1)} | ${fixed(row.result.p99Ms, 1)} | ${row.result.errors} | ${row.ceilingName ? `${row.ceilingName}: ${fixed(row.ceiling!)}/s` : '—'} | ${share} | ${goal?.target ?? '—'} | ${goal ? (goal.met(row, report) ? 'yes' : '**no**') : '—'} | ${fixed(100 * row.cpu.server)}% / ${fixed(100 * row.cpu.postgres)}% / ${fixed(100 * row.cpu.other)}% |`
     }),
     '',
     `Peak resident memory of a server process under this load: ${fixed(report.peakRssMiB)} MiB (target < 150 MB per worker: ${report.peakRssMiB * 1.048576 < 150 ? 'yes' : '**no**'}).`,
