@@ -98,8 +98,22 @@ async function postgresCommits(databaseUrl: string, db: postgres.Sql): Promise<n
   return Number(/tps = ([\d.]+)/.exec(out)?.[1] ?? NaN)
 }
 
+type CpuReading = Map<number, { role: 'server' | 'postgres' | 'other'; cpu: number }>
+
+/**
+ * The share of all cores each side used between two readings: per process (one that started meanwhile
+ * counts from zero; one that exited is lost, except the load generator, counted among this process's
+ * reaped children).
+ */
+function cpuShares(before: CpuReading, after: CpuReading, seconds: number) {
+  const shares = { server: 0, postgres: 0, other: 0 }
+  for (const [pid, { role, cpu }] of after) shares[role] += Math.max(0, cpu - (before.get(pid)?.cpu ?? 0))
+  for (const role of ['server', 'postgres', 'other'] as const) shares[role] /= seconds * cpus().length
+  return shares
+}
+
 /** CPU seconds used so far by every process, by who it is: the server's tree, Postgres, or the rest. */
-function cpuByRole(serverPid: number): { server: number; postgres: number; other: number } {
+function cpuByRole(serverPid: number): CpuReading {
   const ticks = 100
   const stats = readdirSync('/proc')
     .filter((entry) => /^\d+$/.test(entry))
@@ -118,13 +132,13 @@ function cpuByRole(serverPid: number): { server: number; postgres: number; other
     grew = false
     for (const stat of stats) if (!tree.has(stat.pid) && tree.has(stat.ppid)) (tree.add(stat.pid), (grew = true))
   }
-  const totals = { server: 0, postgres: 0, other: 0 }
-  for (const stat of stats) totals[tree.has(stat.pid) ? 'server' : stat.comm.startsWith('postgres') ? 'postgres' : 'other'] += stat.cpu
+  const reading: CpuReading = new Map()
+  for (const stat of stats) reading.set(stat.pid, { role: tree.has(stat.pid) ? 'server' : stat.comm.startsWith('postgres') ? 'postgres' : 'other', cpu: stat.cpu })
   // The load generator has exited by the second reading: its time is in this process's reaped children.
   const self = readFileSync('/proc/self/stat', 'utf8')
   const fields = self.slice(self.lastIndexOf(')') + 2).split(' ')
-  totals.other += (Number(fields[13]) + Number(fields[14])) / ticks
-  return totals
+  reading.set(-1, { role: 'other', cpu: (Number(fields[13]) + Number(fields[14])) / ticks })
+  return reading
 }
 
 async function waitForReady(url: string) {
@@ -204,9 +218,7 @@ async function main() {
       const cpuBefore = cpuByRole(server.pid)
       const wallBefore = performance.now()
       const result = plan ? await runLoad(plan) : await runFlow(client.id, flow!)
-      const cpuAfter = cpuByRole(server.pid)
-      const available = ((performance.now() - wallBefore) / 1000) * cpus().length
-      const cpu = { server: (cpuAfter.server - cpuBefore.server) / available, postgres: (cpuAfter.postgres - cpuBefore.postgres) / available, other: (cpuAfter.other - cpuBefore.other) / available }
+      const cpu = cpuShares(cpuBefore, cpuByRole(server.pid), (performance.now() - wallBefore) / 1000)
       clearInterval(sampler)
       const ceilingValue = ceiling === 'sign' ? signsAll : ceiling === 'hello' ? helloWorld.requestsPerSecond : undefined
       rows.push({ path, result, cpu, ceiling: ceilingValue, ceilingName: ceiling === 'sign' ? `RSA-2048 signing, openssl -multi ${cpus().length}` : ceiling === 'hello' ? 'Elysia hello world' : undefined })

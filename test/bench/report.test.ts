@@ -1,0 +1,48 @@
+import { expect, test } from 'bun:test'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { writeReport, type Report } from '../../bench/report.ts'
+
+/** `bun run bench` rewrites docs/performance.md: its figures and targets, and never the analysis below them. */
+const result = (requestsPerSecond: number, p99Ms = 5) => ({ requestsPerSecond, p50Ms: 1, p99Ms, requests: requestsPerSecond * 10, errors: 0, tool: 'wrk' as const })
+const cpu = { server: 0.6, postgres: 0.3, other: 0.1 }
+
+const report: Report = {
+  machine: { cpu: 'Test CPU', cores: 2, memory: '24 GiB', bun: '1.4.5', postgres: 'PostgreSQL 15', kernel: 'Linux 6' },
+  seconds: 10,
+  auditRows: 10_000_000,
+  seedSeconds: 160,
+  tool: 'wrk',
+  signsOne: 5_000,
+  signsAll: 10_000,
+  commits: 30_000,
+  helloWorld: result(100_000),
+  workers: 2,
+  peakRssMiB: 120,
+  rows: [
+    { path: 'token exchange (c64)', result: result(4_500), cpu, ceiling: 10_000, ceilingName: 'RSA-2048 signing' },
+    { path: 'JWKS (c64)', result: result(80_000), cpu, ceiling: 100_000, ceilingName: 'Elysia hello world' },
+    { path: 'usage report, month (c64)', result: result(3_000, 25), cpu, ceiling: 100_000, ceilingName: 'Elysia hello world' },
+  ],
+}
+
+test('figures against their ceilings, each target met or not, the chart, and the hand-written analysis kept', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ofage-report-'))
+  const markdown = join(dir, 'performance.md')
+  const svg = join(dir, 'performance.svg')
+  writeReport(report, markdown, svg)
+  const first = readFileSync(markdown, 'utf8')
+  expect(first).toContain('| token exchange (c64) | 4,500 |')
+  expect(first).toMatch(/\| token exchange \(c64\) .*\| 45% \| ≥ 40% of signing \| yes \|/)
+  expect(first).toMatch(/\| JWKS \(c64\) .*\| 80% \| ≥ 90% of hello world \| \*\*no\*\* \|/)
+  expect(first).toMatch(/\| usage report, month \(c64\) .*\| p99 < 20 ms \| \*\*no\*\* \|/)
+  expect(readFileSync(svg, 'utf8')).toStartWith('<svg')
+
+  writeFileSync(markdown, `${first}\nThe exchange is bound by X, measured by Y.\n`)
+  writeReport({ ...report, rows: [{ ...report.rows[0]!, result: result(3_000) }] }, markdown, svg)
+  const second = readFileSync(markdown, 'utf8')
+  expect(second).toContain('| token exchange (c64) | 3,000 |')
+  expect(second).toContain('The exchange is bound by X, measured by Y.')
+  expect(second.match(/<!-- analysis/g)).toHaveLength(1)
+})
