@@ -1,9 +1,9 @@
-import { asc, eq } from 'drizzle-orm'
+import { asc, eq, sql } from 'drizzle-orm'
 import type { Database } from '../db/client.ts'
 import { clients, type ClientStatus } from '../db/schema.ts'
 import { OAuthError } from '../errors.ts'
 import { constantTimeEqual, hmacHex, randomToken, sha256Hex } from '../lib/crypto.ts'
-import { checkLimit as refuseIfLimited, recordHit, type Limit } from '../ratelimit/limits.ts'
+import { checkLimit as refuseIfLimited, recordHit, refuseAtLimit, windowHits, type Limit } from '../ratelimit/limits.ts'
 import type { Clock } from '../lib/clock.ts'
 import type { ServerKeys } from '../keys/server-keys.ts'
 import { enqueueEvent } from '../webhooks/events.ts'
@@ -78,6 +78,16 @@ export async function createClient(deps: ClientDeps, input: NewClient): Promise<
     })
     .returning()
   return { client: client!, secret }
+}
+
+/** A client and, read in the same statement, the highest of some failure counters in their window. */
+async function findClientWithFailures(deps: ClientDeps, clientId: string, failures: { keys: string[]; limit: Limit } | undefined) {
+  if (!/^[\x21-\x7e]{1,256}$/.test(clientId)) return undefined
+  const [row] = await deps.db
+    .select({ client: clients, failures: failures ? windowHits(failures.keys, failures.limit, deps.clock.now()) : sql<null>`null` })
+    .from(clients)
+    .where(eq(clients.id, clientId))
+  return row
 }
 
 export async function findClient(db: Database, clientId: string): Promise<Client | undefined> {
@@ -171,10 +181,17 @@ export async function authenticateClient(
   const addressKey = limits && `auth:${limits.address}`
   const credentials = presentedCredentials(authorization, body)
   const clientKey = limits && credentials && `auth:${limits.address}:${sha256Hex(credentials.clientId).slice(0, 32)}`
-  if (limits) await refuseIfLimited(deps, clientKey ? [addressKey!, clientKey] : [addressKey!], limits.authFailures)
+  const limitKeys = clientKey ? [addressKey!, clientKey] : [addressKey!]
+  // The failure counters are read with the client, in one statement; without a client row to read them
+  // beside (no credentials, an unknown id), on their own.
+  const found = credentials && (await findClientWithFailures(deps, credentials.clientId, limits && { keys: limitKeys, limit: limits.authFailures }))
+  if (limits) {
+    if (found) refuseAtLimit(found.failures, limits.authFailures, deps.clock.now())
+    else await refuseIfLimited(deps, limitKeys, limits.authFailures)
+  }
   try {
     if (!credentials) throw new OAuthError('invalid_client', 'Client authentication failed: send HTTP Basic client_id:client_secret, or client_id and client_secret in the form')
-    const client = await findClient(deps.db, credentials.clientId)
+    const client = found?.client
     // Hash even for an unknown id so both failures take the same time.
     const presented = hashSecret(deps.keys, credentials.secret)
     if (!client || !constantTimeEqual(presented, client.secretHash)) {

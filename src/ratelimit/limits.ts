@@ -46,12 +46,22 @@ export async function takeHit(deps: LimitDeps, key: string, limit: Limit): Promi
  * counted later). One query however many keys: it runs before every client authentication.
  */
 export async function checkLimit(deps: LimitDeps, keys: string[], limit: Limit): Promise<void> {
-  const { start, retryAfterSeconds } = windowOf(limit, deps.clock.now())
-  const [row] = await deps.db
-    .select({ hits: sql<number | null>`max(${rateLimits.hits})` })
-    .from(rateLimits)
-    .where(and(inArray(rateLimits.key, keys), eq(rateLimits.windowStart, start)))
-  if (Number(row?.hits ?? 0) >= limit.max) throw new RateLimitedError(retryAfterSeconds)
+  const [row] = await deps.db.select({ hits: windowHits(keys, limit, deps.clock.now()) }).from(sql`(select 1) as one`)
+  refuseAtLimit(row?.hits ?? null, limit, deps.clock.now())
+}
+
+/**
+ * The highest count among `keys` in the current window, as a scalar subquery: selected beside another
+ * row (the client being authenticated), the check costs no statement of its own.
+ */
+export function windowHits(keys: string[], limit: Limit, now: Date) {
+  const { start } = windowOf(limit, now)
+  return sql<number | null>`(select max(${rateLimits.hits}) from ${rateLimits} where ${and(inArray(rateLimits.key, keys), eq(rateLimits.windowStart, start))})`
+}
+
+/** Refuses when a count read with {@link windowHits} has reached the limit. */
+export function refuseAtLimit(hits: number | string | null, limit: Limit, now: Date): void {
+  if (Number(hits ?? 0) >= limit.max) throw new RateLimitedError(windowOf(limit, now).retryAfterSeconds)
 }
 
 /** Counts a hit without refusing: a failure that has already been answered. */
