@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { instrument } from '../src/ops/instrument.ts'
+import { instrument, routeLabel } from '../src/ops/instrument.ts'
 import { createMetrics } from '../src/ops/metrics.ts'
 import { createTestContext, json, REDIRECT_URI, type TestContext } from './helpers.ts'
 
@@ -55,6 +55,18 @@ describe('request ids and request logs', () => {
     expect(lines).toEqual([{ event: 'request', request_id: 'req-1', method: 'GET', route: '/api/verify/token/:access_token', status: 200, ms: expect.any(Number) }])
     expect(JSON.stringify(lines)).not.toContain(access_token.slice(-20))
     expect(JSON.stringify(lines)).not.toContain('secret-query')
+  })
+})
+
+describe('route labels', () => {
+  test('every route has its pattern; ids, states and tokens never reach a label', () => {
+    expect(routeLabel('/api/oauth/par')).toBe('/api/oauth/par')
+    expect(routeLabel('/.well-known/oauth-authorization-server')).toBe('/.well-known/oauth-authorization-server')
+    expect(routeLabel('/api/oid4vp/requests/SeCrEtState123')).toBe('/api/oid4vp/requests/:state')
+    expect(routeLabel('/s/abcDEF123/methods/credential/start')).toBe('/s/:id/methods/credential/start')
+    expect(routeLabel('/s/abcDEF123/methods/face')).toBe('/s/:id/methods/:method')
+    expect(routeLabel('/s/abcDEF123/x/Value42')).toBe('unmatched')
+    expect(routeLabel('/api/verify/token/eyJ.x.y')).toBe('/api/verify/token/:access_token')
   })
 })
 

@@ -17,9 +17,15 @@ const patterns: [RegExp, string][] = [
   [/^\/s\/[^/]+\/methods\/[^/]+$/, '/s/:id/methods/:method'],
   [/^\/s\/[^/]+\/(continue|forget)$/, '/s/:id/$1'],
   [/^\/assets\/[^/]+$/, '/assets/:file'],
+  [/^\/api\/oid4vp\/requests\/[^/]+$/, '/api/oid4vp/requests/:state'],
+  // Deeper page paths: what follows the session id names a route, never a value.
+  [/^\/s\/[^/]+\/([a-z-]+(\/[a-z-]+){0,3})$/, '/s/:id/$1'],
 ]
 const fixed = new Set([
   '/',
+  '/.well-known/oauth-authorization-server',
+  '/api/.well-known/oauth-authorization-server',
+  '/api/oauth/par',
   '/api/oauth/token',
   '/api/oauth/validate',
   '/api/oauth/usage',
