@@ -73,11 +73,11 @@ export async function runServer(config: Config): Promise<void> {
   // Every instance delivers webhooks; leases in the outbox keep them from sending one attempt twice.
   const webhooks = startWebhookWorker(deps)
 
-  // One process prunes; every process delivers webhooks (leases keep them apart).
-  const prune = setInterval(() => {
-    if (primary) pruneExpired(deps).catch((cause) => deps.log.error('prune_failed', { message: String(cause) }))
-  }, PRUNE_EVERY_MS)
-  prune.unref()
+  // One process prunes: the deletes are the same whoever runs them.
+  const prune = primary
+    ? setInterval(() => pruneExpired(deps).catch((cause) => deps.log.error('prune_failed', { message: String(cause) })), PRUNE_EVERY_MS)
+    : undefined
+  prune?.unref()
 
   let stopping = false
   const shutdown = async (signal: string) => {

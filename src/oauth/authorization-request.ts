@@ -2,6 +2,7 @@ import type { Database } from '../db/client.ts'
 import { OAuthError } from '../errors.ts'
 import { countMonthToDate } from '../usage/counters.ts'
 import type { Client } from './clients.ts'
+import type { AuthorizationParameters as AuthorizationParametersModel } from './model.ts'
 import { readCodeChallenge } from './pkce.ts'
 import type { PushedParameters } from './pushed-requests.ts'
 
@@ -9,17 +10,10 @@ export const DEFAULT_AGE_REQUIRED = 18
 
 /**
  * The parameters of an authorization request, as the page's URL (SPEC.md §4.1) or a pushed request
- * (RFC 9126) carries them, after TypeBox has checked their shapes. `response_type` and PKCE are the
- * standard additions; `scope` is accepted and means nothing here.
+ * (RFC 9126) carries them, after TypeBox has checked their shapes (the model in model.ts). `response_type`
+ * and PKCE are the standard additions; `scope` is accepted and means nothing here.
  */
-export type AuthorizationParameters = {
-  redirect_uri?: string | undefined
-  state?: string | undefined
-  age_required?: string | undefined
-  response_type?: string | undefined
-  code_challenge?: string | undefined
-  code_challenge_method?: string | undefined
-}
+export type AuthorizationParameters = typeof AuthorizationParametersModel.static
 
 /**
  * Checks an authorization request against its client's registration and returns what the session keeps.

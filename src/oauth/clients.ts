@@ -3,6 +3,7 @@ import type { Database } from '../db/client.ts'
 import { clients, type ClientStatus } from '../db/schema.ts'
 import { OAuthError } from '../errors.ts'
 import { constantTimeEqual, hmacHex, randomToken, sha256Hex } from '../lib/crypto.ts'
+import { readHttpUrl } from '../lib/http-url.ts'
 import { checkLimit as refuseIfLimited, recordHit, refuseAtLimit, windowHits, type Limit } from '../ratelimit/limits.ts'
 import type { Clock } from '../lib/clock.ts'
 import type { ServerKeys } from '../keys/server-keys.ts'
@@ -82,7 +83,7 @@ export async function createClient(deps: ClientDeps, input: NewClient): Promise<
 
 /** A client and, read in the same statement, the highest of some failure counters in their window. */
 async function findClientWithFailures(deps: ClientDeps, clientId: string, failures: { keys: string[]; limit: Limit } | undefined) {
-  if (!/^[\x21-\x7e]{1,256}$/.test(clientId)) return undefined
+  if (!isClientIdShape(clientId)) return undefined
   const [row] = await deps.db
     .select({ client: clients, failures: failures ? windowHits(failures.keys, failures.limit, deps.clock.now()) : sql<null>`null` })
     .from(clients)
@@ -90,9 +91,13 @@ async function findClientWithFailures(deps: ClientDeps, clientId: string, failur
   return row
 }
 
+/** Client ids are printable ASCII; anything else (a NUL byte, which Postgres refuses in text) names no client. */
+function isClientIdShape(clientId: string): boolean {
+  return /^[\x21-\x7e]{1,256}$/.test(clientId)
+}
+
 export async function findClient(db: Database, clientId: string): Promise<Client | undefined> {
-  // Client ids are printable ASCII; anything else (a NUL byte, which Postgres refuses in text) names no client.
-  if (!/^[\x21-\x7e]{1,256}$/.test(clientId)) return undefined
+  if (!isClientIdShape(clientId)) return undefined
   const [client] = await db.select().from(clients).where(eq(clients.id, clientId))
   return client
 }
@@ -257,12 +262,7 @@ function hashSecret(keys: ServerKeys, secret: string): string {
 
 /** RFC 6749 §3.1.2: an absolute URI without a fragment; compared later as an exact string. */
 export function checkRedirectUri(uri: string): void {
-  const url = URL.canParse(uri) ? new URL(uri) : undefined
-  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
-    throw new OAuthError('invalid_request', `redirect URI must be an absolute http(s) URL: ${uri}`)
-  }
-  if (uri.includes('#')) throw new OAuthError('invalid_request', `redirect URI must not contain a fragment: ${uri}`)
-  if (url.username || url.password) throw new OAuthError('invalid_request', `redirect URI must not contain credentials: ${uri}`)
+  readHttpUrl('redirect URI', uri)
 }
 
 /**
@@ -271,13 +271,7 @@ export function checkRedirectUri(uri: string): void {
  */
 function readHomeUrl(url: string | null | undefined): string | null | undefined {
   if (url == null) return url
-  const parsed = URL.canParse(url) ? new URL(url) : undefined
-  if (!parsed || (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')) {
-    throw new OAuthError('invalid_request', `home URL must be an absolute http(s) URL: ${url}`)
-  }
-  if (url.includes('#')) throw new OAuthError('invalid_request', `home URL must not contain a fragment: ${url}`)
-  if (parsed.username || parsed.password) throw new OAuthError('invalid_request', `home URL must not contain credentials: ${url}`)
-  return parsed.href
+  return readHttpUrl('home URL', url).href
 }
 
 function checkMinAge(minAge: number | null | undefined): void {

@@ -55,6 +55,7 @@ export async function issueCode(
   const transactionId = randomUUID()
   const expiresAt = new Date(now.getTime() + CODE_LIFETIME_MS)
   const reverification = check.reverification ?? false
+  const verificationLevel = reverification ? 're_verification' : 'first_verification'
   await deps.db.transaction(async (tx) => {
     await options.claim?.(tx)
     let [client] = await tx.select().from(clients).where(eq(clients.id, check.clientId))
@@ -75,7 +76,7 @@ export async function issueCode(
       clientId: client.id,
       subject: pairwiseSubject(deps.keys, client.id, check.personKey ?? randomToken(32)),
       methodClass: check.methodClass,
-      verificationLevel: reverification ? 're_verification' : 'first_verification',
+      verificationLevel,
       ageOver: check.ageOver,
       method: check.method ?? null,
       ageBuffer: check.ageBuffer ?? null,
@@ -92,8 +93,13 @@ export async function issueCode(
       createdAt: now,
       expiresAt,
     })
-    const approved = { client_id: client.id, transaction_id: transactionId, age_over: check.ageOver, method_class: check.methodClass, sandbox: client.sandbox }
-    await enqueueEvent(tx, client.id, 'verification.approved', { ...approved, verification_level: reverification ? 're_verification' : 'first_verification' }, now)
+    await enqueueEvent(
+      tx,
+      client.id,
+      'verification.approved',
+      { client_id: client.id, transaction_id: transactionId, age_over: check.ageOver, method_class: check.methodClass, verification_level: verificationLevel, sandbox: client.sandbox },
+      now,
+    )
     // The completion that uses the plan's last verification of the month says so, once.
     if (client.verificationLimit != null && used + 1 === client.verificationLimit) {
       await enqueueEvent(tx, client.id, 'plan.limit_reached', { client_id: client.id, verification_limit: client.verificationLimit, month: now.toISOString().slice(0, 7) }, now)

@@ -4,6 +4,7 @@ import { webhookDeliveries, webhookEndpoints } from '../db/schema.ts'
 import { OAuthError } from '../errors.ts'
 import type { Clock } from '../lib/clock.ts'
 import { randomToken } from '../lib/crypto.ts'
+import { readHttpUrl } from '../lib/http-url.ts'
 import { findClient } from '../oauth/clients.ts'
 import { eventTypes, type EventType } from './events.ts'
 
@@ -18,10 +19,7 @@ type EndpointDeps = { db: Database; clock: Clock; config: { production: boolean 
  */
 export async function addWebhookEndpoint(deps: EndpointDeps, clientId: string, input: { url: string; events?: string[] }): Promise<WebhookEndpoint> {
   if (!(await findClient(deps.db, clientId))) throw new OAuthError('invalid_request', `no client ${clientId}`)
-  const url = URL.canParse(input.url) ? new URL(input.url) : undefined
-  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.username || url.password || input.url.includes('#')) {
-    throw new OAuthError('invalid_request', `a webhook URL is an absolute http(s) URL without credentials or fragment: ${input.url}`)
-  }
+  const url = readHttpUrl('a webhook URL', input.url)
   if (deps.config.production && url.protocol !== 'https:') throw new OAuthError('invalid_request', 'a webhook URL must be https in production')
   const events = input.events?.length ? [...new Set(input.events)] : [...eventTypes]
   const unknown = events.filter((event) => !(eventTypes as readonly string[]).includes(event))

@@ -192,6 +192,16 @@ describe('concurrent uploads', () => {
 
   const from = (address: string, csrf: string) => ({ 'x-csrf-token': csrf, 'x-forwarded-for': address })
 
+  /** A small upload gets a place: it is read and checked (and refused, having no live capture). */
+  async function expectReadAndChecked(browser: Browser, facePath: string, headers: Record<string, string>, csrf: string) {
+    const form = new FormData()
+    form.set('csrf', csrf)
+    form.append('frame', new File(['face:40'], 'f.jpg', { type: 'image/jpeg' }))
+    const next = await browser.request(facePath, { method: 'POST', body: form, headers })
+    expect(next.status).toBe(400)
+    expect(await next.text()).toContain('needs the live camera')
+  }
+
   test('beyond 2 × FACE_WORKERS + FACE_QUEUE at once are answered 503 with Retry-After, unread; a finished upload frees its place', async () => {
     const { browser, csrf, facePath } = await openSession(limited)
     const held = [stalledUpload(), stalledUpload(), stalledUpload(), stalledUpload()]
@@ -208,12 +218,7 @@ describe('concurrent uploads', () => {
 
     for (const upload of held) upload.fail(new Error('connection lost'))
     expect((await Promise.all(heldAnswers)).map((answer) => answer.status)).toEqual([400, 400, 400, 400])
-    const form = new FormData()
-    form.set('csrf', csrf)
-    form.append('frame', new File(['face:40'], 'f.jpg', { type: 'image/jpeg' }))
-    const next = await browser.request(facePath, { method: 'POST', body: form, headers: from('10.0.0.3', csrf) })
-    expect(next.status).toBe(400)
-    expect(await next.text()).toContain('needs the live camera')
+    await expectReadAndChecked(browser, facePath, from('10.0.0.3', csrf), csrf)
   })
 
   test('one address holds at most half the places: its third upload is refused unread while another address is read', async () => {
@@ -241,12 +246,7 @@ describe('concurrent uploads', () => {
     expect(performance.now() - started).toBeLessThan(3_000)
     expect(await answers[0]!.text()).toContain('invalid_request')
     // The same address has its places again, although the slow bodies never finished.
-    const form = new FormData()
-    form.set('csrf', csrf)
-    form.append('frame', new File(['face:40'], 'f.jpg', { type: 'image/jpeg' }))
-    const next = await browser.request(facePath, { method: 'POST', body: form, headers: from('10.0.2.1', csrf) })
-    expect(next.status).toBe(400)
-    expect(await next.text()).toContain('needs the live camera')
+    await expectReadAndChecked(browser, facePath, from('10.0.2.1', csrf), csrf)
     for (const upload of slow) upload.fail(new Error('connection lost'))
   })
 })
