@@ -11,7 +11,8 @@
  * process of its own, and the load generator in another (wrk if installed, else autocannon). Ceilings in
  * the same run: RSA-2048 signatures per second (`openssl speed`, one process and one per core) for the
  * token exchange, which signs one token per request; an Elysia hello world on the same Bun for the other
- * HTTP paths. The abuse limits are raised for the run (one address makes all the requests).
+ * HTTP paths. The peer for the exchange: node-oidc-provider's token endpoint (bench/peer.mjs, on Node when
+ * installed, else on Bun). The abuse limits are raised for the run (one address makes all the requests).
  */
 import { cpus, totalmem } from 'node:os'
 import { readFileSync, readdirSync } from 'node:fs'
@@ -175,7 +176,8 @@ async function main() {
     hello.kill()
     await hello.exited
     const commits = await postgresCommits(databaseUrl, db)
-    log(`openssl: ${signsOne.toFixed(0)}/s (1 process), ${signsAll.toFixed(0)}/s (${cpus().length}); hello world: ${helloWorld.requestsPerSecond.toFixed(0)}/s; Postgres one-row commits: ${commits?.toFixed(0) ?? 'no pgbench'}/s`)
+    const peer = values.only && !'token exchange'.includes(values.only) ? undefined : await peerTokens(port + 2)
+    log(`openssl: ${signsOne.toFixed(0)}/s (1 process), ${signsAll.toFixed(0)}/s (${cpus().length}); hello world: ${helloWorld.requestsPerSecond.toFixed(0)}/s; Postgres one-row commits: ${commits?.toFixed(0) ?? 'no pgbench'}/s; peer token endpoint: ${peer?.result.requestsPerSecond.toFixed(0) ?? 'not run'}/s`)
 
     const env = { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), PUBLIC_URL: baseUrl, APP_URL: baseUrl, ISSUER_URL: baseUrl, FACE_CHECK: '0', OFAGE_DEMO: '0' }
     const limits = { RATE_LIMIT_SESSIONS: '1000000', RATE_LIMIT_CHECKS: '1000000', RATE_LIMIT_AUTH_FAILURES: '1000000' }
@@ -193,7 +195,7 @@ async function main() {
 
     const profiling = values.profile ? ['--cpu-prof-md', `--cpu-prof-dir=${values.profile}`] : []
     const workers = values.workers ? { WORKERS: values.workers } : {}
-    server = Bun.spawn(['bun', ...profiling, '--max-http-header-size=65536', 'src/index.ts'], { env: { ...env, ...limits, ...workers }, stdout: 'ignore', stderr: 'ignore' })
+    server = Bun.spawn(['bun', ...profiling, ...startFlags(), 'src/index.ts'], { env: { ...env, ...limits, ...workers }, stdout: 'ignore', stderr: 'ignore' })
     await waitForReady(baseUrl)
     const exchangeBody = (code: string) => JSON.stringify({ grant_type: 'authorization_code', code, redirect_uri: CALLBACK, state: 'bench' })
     const first = await fetch(`${baseUrl}/api/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/json', authorization }, body: exchangeBody(codes.pop()!) })
@@ -214,17 +216,19 @@ async function main() {
     for (const { path, plan, flow, ceiling } of plans.filter((p) => !values.only || p.path.includes(values.only!))) {
       // A short warm-up first (the JIT, the pool), except for codes, which can be used once.
       if (plan && !plan.bodies) await runLoad({ ...plan, seconds: 2 })
-      const sampler = setInterval(() => (peakRss = Math.max(peakRss, peakRssMiB(server!.pid))), 200)
+      let pathRss = 0
+      const sampler = setInterval(() => (pathRss = Math.max(pathRss, peakRssMiB(server!.pid))), 200)
       const cpuBefore = cpuByRole(server.pid)
       const wallBefore = performance.now()
       const result = plan ? await runLoad(plan) : await runFlow(client.id, flow!)
       const cpu = cpuShares(cpuBefore, cpuByRole(server.pid), (performance.now() - wallBefore) / 1000)
       clearInterval(sampler)
+      peakRss = Math.max(peakRss, pathRss)
       const ceilingValue = ceiling === 'sign' ? signsAll : ceiling === 'hello' ? helloWorld.requestsPerSecond : undefined
       rows.push({ path, result, cpu, ceiling: ceilingValue, ceilingName: ceiling === 'sign' ? `RSA-2048 signing, openssl -multi ${cpus().length}` : ceiling === 'hello' ? 'Elysia hello world' : undefined })
-      log(`${path}: ${result.requestsPerSecond.toFixed(0)}/s, p50 ${result.p50Ms.toFixed(1)} ms, p99 ${result.p99Ms.toFixed(1)} ms, ${result.errors} errors; CPU server ${(100 * cpu.server).toFixed(0)}%, Postgres ${(100 * cpu.postgres).toFixed(0)}%, load generator and rest ${(100 * cpu.other).toFixed(0)}%`)
+      log(`${path}: ${result.requestsPerSecond.toFixed(0)}/s, p50 ${result.p50Ms.toFixed(1)} ms, p99 ${result.p99Ms.toFixed(1)} ms, ${result.errors} errors; CPU server ${(100 * cpu.server).toFixed(0)}%, Postgres ${(100 * cpu.postgres).toFixed(0)}%, load generator and rest ${(100 * cpu.other).toFixed(0)}%; peak RSS ${pathRss.toFixed(0)} MiB`)
     }
-    const report = { machine, seconds, auditRows, seedSeconds, tool: hasWrk ? 'wrk' : 'autocannon', signsOne, signsAll, commits, helloWorld, rows, peakRssMiB: peakRss, workers: Number(values.workers ?? cpus().length) }
+    const report = { machine, seconds, auditRows, seedSeconds, tool: hasWrk ? 'wrk' : 'autocannon', signsOne, signsAll, commits, helloWorld, peer, rows, peakRssMiB: peakRss, workers: Number(values.workers ?? cpus().length) }
     printReport(report)
     if (!values['no-write']) {
       writeReport(report, 'docs/performance.md', 'docs/performance.svg')
@@ -241,6 +245,34 @@ async function main() {
   }
 }
 
+/**
+ * The peer's token endpoint under the exchange's load: node-oidc-provider issuing RS256 JWT access tokens
+ * for client_credentials, in one process of its own (Node when installed, as it is meant to run).
+ */
+async function peerTokens(peerPort: number): Promise<{ result: LoadResult; runtime: string }> {
+  const runtime = Bun.which('node') ? 'node' : 'bun'
+  const child = Bun.spawn([runtime, 'bench/peer.mjs', String(peerPort)], { stdout: 'ignore', stderr: 'ignore' })
+  try {
+    const url = `http://127.0.0.1:${peerPort}/token`
+    const plan: LoadPlan = {
+      url,
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${btoa('bench:bench-secret')}` },
+      body: 'grant_type=client_credentials',
+      connections: 64,
+      seconds,
+    }
+    for (let i = 0; i < 100 && !(await fetch(url, { method: 'POST', headers: plan.headers, body: plan.body }).then((r) => r.ok, () => false)); i++) await Bun.sleep(100)
+    await runLoad({ ...plan, seconds: 2 })
+    const result = await runLoad(plan)
+    const version = Bun.spawnSync([runtime, '--version']).stdout.toString().trim()
+    return { result, runtime: runtime === 'node' ? `Node ${version}` : `Bun ${version}` }
+  } finally {
+    child.kill()
+    await child.exited
+  }
+}
+
 async function runFlow(clientId: string, connections: number): Promise<LoadResult> {
   const run = async (s: number) => {
     const child = Bun.spawn(['bun', 'bench/page-flow.ts', baseUrl, clientId, CALLBACK, String(connections), String(s)], { stdout: 'pipe', stderr: 'inherit' })
@@ -251,6 +283,12 @@ async function runFlow(clientId: string, connections: number): Promise<LoadResul
   await run(2)
   const result = await run(seconds)
   return { requestsPerSecond: result.rps, p50Ms: result.p50, p99Ms: result.p99, requests: result.requests, errors: result.errors, tool: 'wrk' }
+}
+
+/** Bun's flags in package.json's `start` script, so the server runs as `bun start` runs it. */
+function startFlags(): string[] {
+  const scripts = JSON.parse(readFileSync('package.json', 'utf8')).scripts as Record<string, string>
+  return scripts.start!.split(/\s+/).filter((word) => word.startsWith('--'))
 }
 
 function describeMachine(postgresVersion: string) {
@@ -267,8 +305,10 @@ function describeMachine(postgresVersion: string) {
 function printReport(report: Parameters<typeof writeReport>[0]) {
   console.log(`\n${report.machine.cpu}, ${report.machine.cores} cores, ${report.machine.memory}, Bun ${report.machine.bun}, ${report.machine.postgres}; ${report.tool}, ${report.seconds} s per path`)
   console.log(`ceilings: openssl rsa2048 sign ${report.signsOne.toFixed(0)}/s (1 process), ${report.signsAll.toFixed(0)}/s (-multi ${report.machine.cores}); hello world ${report.helloWorld.requestsPerSecond.toFixed(0)}/s`)
+  if (report.peer) console.log(`peer: node-oidc-provider token endpoint (${report.peer.runtime}) ${report.peer.result.requestsPerSecond.toFixed(0)}/s, p99 ${report.peer.result.p99Ms.toFixed(1)} ms`)
   for (const row of report.rows) {
-    const ratio = row.ceiling ? ` = ${((100 * row.result.requestsPerSecond) / row.ceiling).toFixed(0)}% of ${row.ceilingName}` : ''
+    const versusPeer = report.peer && row.path.startsWith('token exchange') ? `, ${(row.result.requestsPerSecond / report.peer.result.requestsPerSecond).toFixed(2)}× the peer` : ''
+    const ratio = row.ceiling ? ` = ${((100 * row.result.requestsPerSecond) / row.ceiling).toFixed(0)}% of ${row.ceilingName}${versusPeer}` : ''
     console.log(`${row.path.padEnd(62)} ${row.result.requestsPerSecond.toFixed(0).padStart(7)}/s  p50 ${row.result.p50Ms.toFixed(1).padStart(6)} ms  p99 ${row.result.p99Ms.toFixed(1).padStart(6)} ms  errors ${row.result.errors}${ratio}`)
   }
   console.log(`peak RSS of a server process under load: ${report.peakRssMiB.toFixed(0)} MiB`)

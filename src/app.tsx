@@ -1,6 +1,8 @@
 import { openapi } from '@elysiajs/openapi'
 import { Elysia, ValidationError } from 'elysia'
 import packageJson from '../package.json' with { type: 'json' }
+import { DashboardErrorPage } from './dashboard/error-page.tsx'
+import { dashboardRoutes } from './dashboard/routes.ts'
 import type { AppDeps } from './deps.ts'
 import { OAuthError, serverError } from './errors.ts'
 import { demoRoutes } from './demo/routes.tsx'
@@ -9,7 +11,7 @@ import { describeError, type Logger } from './lib/log.ts'
 import { checkUrlLength } from './lib/strict-request.ts'
 import { authorizationRoutes } from './oauth/authorization-routes.ts'
 import { oauthRoutes } from './oauth/routes.ts'
-import { instrument } from './ops/instrument.ts'
+import { instrument, requestIdOf } from './ops/instrument.ts'
 import type { Metrics } from './ops/metrics.ts'
 import { opsRoutes } from './ops/routes.ts'
 import { ErrorPage } from './pages/error-page.tsx'
@@ -54,6 +56,7 @@ export function createApp(deps: AppDeps) {
     .use(authorizationRoutes(deps))
     .use(usageRoutes(deps))
     .use(pageRoutes(deps))
+    .use(dashboardRoutes(deps))
     .use(deps.config.demo ? demoRoutes(deps, (request) => handle(request)) : new Elysia({ name: 'no-demo' }))
   handle = (request) => app.handle(request)
   return app
@@ -72,16 +75,18 @@ export function createHandler(deps: AppDeps, app: App = createApp(deps)): (reque
  */
 function errorResponse(code: string | number, error: unknown, request: Request, log: Logger, metrics: Metrics): Response {
   const mapped = mapError(code, error)
-  if (mapped.code === 'server_error') log.error('request_failed', { code, request_id: request.headers.get('x-request-id'), ...describeError(error) })
+  if (mapped.code === 'server_error') log.error('request_failed', { code, request_id: requestIdOf(request), ...describeError(error) })
   if (mapped.code === 'expired_code') metrics.codes.inc({ event: 'expired' })
   if (mapped.code === 'code_already_used') metrics.codes.inc({ event: 'replayed' })
   if (mapped.code === 'payment_required') metrics.planLimitRefusals.inc()
   // RFC 6585 §4: a 429 may say when to come back.
   const retryAfter: Record<string, string> = error instanceof RateLimitedError ? { 'retry-after': String(error.retryAfterSeconds) } : {}
   if (error instanceof RateLimitedError) metrics.rateLimited.inc({ route: new URL(request.url).pathname.startsWith('/api/') ? 'api' : 'page' })
-  if (!new URL(request.url).pathname.startsWith('/api/')) {
+  const { pathname } = new URL(request.url)
+  if (!pathname.startsWith('/api/')) {
     const lang = pickLanguage(request.headers.get('accept-language'), new URL(request.url).searchParams.get('lang'))
-    const page = htmlDocument(ErrorPage({ lang, code: mapped.code }) as string)
+    // The dashboard's errors speak to a signed-in integrator, the hosted page's to a visitor a site sent.
+    const page = htmlDocument((/^\/dashboard(\/|$)/.test(pathname) ? DashboardErrorPage({ lang, code: mapped.code }) : ErrorPage({ lang, code: mapped.code })) as string)
     return new Response(page, { status: mapped.status, headers: { ...pageHeaders(), ...retryAfter } })
   }
   const headers: Record<string, string> = { 'content-type': 'application/json', 'cache-control': 'no-store', ...retryAfter }

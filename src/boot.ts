@@ -33,7 +33,15 @@ function startEstimator(config: Config, log: Logger): AgeEstimator {
  */
 export async function startServices(
   config: Config,
-  options: { clock?: Clock; log?: Logger; holder?: string; estimator?: boolean; challengeTurns?: AppDeps['challengeTurns'] } = {},
+  options: {
+    clock?: Clock
+    log?: Logger
+    holder?: string
+    estimator?: boolean
+    challengeTurns?: AppDeps['challengeTurns']
+    /** False: fail (ConfigError) rather than generate the signing key when the database holds none yet. */
+    createSigningKey?: boolean
+  } = {},
 ): Promise<Services> {
   const clock = options.clock ?? systemClock
   // Each of the server's processes gets its share of DATABASE_POOL.
@@ -41,7 +49,7 @@ export async function startServices(
   const open = await openDatabase(config.database, { holder: options.holder ?? 'the ofage server', maxConnections })
   try {
     await migrateDatabase(open)
-    const keys = await loadServerKeys(open.db, config.signingKeyFile, clock.now())
+    const keys = await loadServerKeys(open.db, config.signingKeyFile, clock.now(), { createSigningKey: options.createSigningKey })
     const revocations = new RevocationCache()
     await revocations.listen(open)
     const deps: AppDeps = { config, db: open.db, keys, clock, log: options.log ?? jsonLogger(), metrics: createMetrics(), revocations, challengeTurns: options.challengeTurns }

@@ -2,28 +2,43 @@ import { existsSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { adminSocketPath, forwardCommand } from './admin-socket.ts'
 import { startServices } from './boot.ts'
-import { consoleIo, HELP, options, runCommand, runEstimatorCommand, type Io } from './commands.ts'
+import { consoleIo, HELP, options, parseCommandLine, runCommand, runEstimatorCommand, VERSION, type Io } from './commands.ts'
 import { ConfigError, loadConfig, type Config } from './config.ts'
 import { runDevCommand } from './credentials/dev-command.ts'
+import { HELP_HINT, UsageError } from './lib/command-line.ts'
 import { silentLogger } from './lib/log.ts'
 import { runServer } from './server.ts'
 
 export type { Io } from './commands.ts'
 
 /**
- * Runs one command line and returns its exit status (-1: the server is running). A command opens the
- * database itself; when a running server holds the embedded store, the command goes to that server over
- * its admin socket instead, since PGlite allows one process per data directory. Tests pass their own `io`.
+ * Runs one command line and returns its exit status (-1: the server is running). `--version` and `--help`
+ * answer before anything else, and a command line with a mistake is refused before anything is opened. A
+ * command opens the database itself; when a running server holds the embedded store, the command goes to
+ * that server over its admin socket instead, since PGlite allows one process per data directory. Tests
+ * pass their own `io`.
  */
 export async function runCli(argv: string[], config: Config, io: Io = consoleIo): Promise<number> {
+  // Lenient here: only to find the command and --help/--version; each command then parses strictly.
   const { values, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: false })
-  const command = positionals[0] ?? 'serve'
-  if (command === 'estimator') return runEstimatorCommand(argv, io, config.face.workers)
-  // The test issuer and wallet work on files and over HTTP: they open no database.
+  const [command = 'serve', sub] = positionals
+  if (values.version || command === 'version') {
+    io.out(`ofage ${VERSION}`)
+    return 0
+  }
+  // `estimator eval --help` is the evaluation's own help; the test issuer and wallet open no database.
+  if (command === 'estimator' && (sub === 'eval' || !values.help)) return runEstimatorCommand(argv, io, config.face.workers)
   if (command === 'dev' && !values.help) return runDevCommand(argv, io, config.production)
   if (values.help || command === 'help') {
     io.out(HELP)
     return 0
+  }
+  try {
+    parseCommandLine(argv)
+  } catch (cause) {
+    if (!(cause instanceof UsageError)) throw cause
+    io.err(`ofage: ${cause.message}\n${HELP_HINT}`)
+    return 2
   }
   if (command === 'serve') {
     await runServer(config)
@@ -31,7 +46,8 @@ export async function runCli(argv: string[], config: Config, io: Io = consoleIo)
   }
   let services
   try {
-    services = await startServices(config, { holder: 'an ofage command', log: silentLogger })
+    // `keys show` never generates the signing key: it shows the one the server has, or says there is none.
+    services = await startServices(config, { holder: 'an ofage command', log: silentLogger, createSigningKey: command !== 'keys' })
   } catch (cause) {
     const socket = config.database.kind === 'pglite' ? adminSocketPath(config.database.dataDir) : undefined
     if (cause instanceof ConfigError && cause.variable === 'DATA_DIR' && socket && existsSync(socket)) {

@@ -1,24 +1,22 @@
 import { parseArgs } from 'node:util'
-import { describeAuditLog, findAuditLog } from './audit/audit-logs.ts'
+import pkg from '../package.json' with { type: 'json' }
+import { AUDIT_SUBCOMMANDS, auditCommand } from './audit/audit-command.ts'
 import type { Services } from './boot.ts'
+import { USERS_SUBCOMMANDS, USERS_USAGE, usersCommand } from './dashboard/user-command.ts'
 import { OAuthError } from './errors.ts'
-import {
-  createClient,
-  describeClient,
-  findClient,
-  listClients,
-  rotateClientSecret,
-  updateClient,
-  type Client,
-  type ClientChanges,
-} from './oauth/clients.ts'
+import { KEYS_SUBCOMMANDS, keysCommand } from './keys/key-command.ts'
+import { didYouMean, formatFields, HELP_HINT, UsageError, type Output } from './lib/command-line.ts'
+import { CLIENTS_SUBCOMMANDS, clientsCommand, requireClient } from './oauth/client-command.ts'
 import { DEV_USAGE } from './credentials/dev-command.ts'
 import { EVAL_HELP, EVAL_USAGE, evaluateDataset } from './estimator/eval-command.ts'
 import { countUsage, periods, resolveInterval, type Period } from './usage/report.ts'
 import { DEFAULT_FACE_POLICY, defaultFaceBuffer } from './verification/methods/face-policy.ts'
-import { WEBHOOKS_USAGE, webhooksCommand } from './webhooks/webhook-command.ts'
+import { WEBHOOKS_SUBCOMMANDS, WEBHOOKS_USAGE, webhooksCommand } from './webhooks/webhook-command.ts'
 
-export const HELP = `ofage — self-hosted age verification
+/** From package.json, imported so that `bun build --compile` embeds it in the binary. */
+export const VERSION = pkg.version
+
+export const HELP = `ofage ${VERSION} — self-hosted age verification
 
 Usage: ofage [command] [--json]
   serve                                   run the server (the default)
@@ -26,17 +24,26 @@ Usage: ofage [command] [--json]
   clients create --name NAME --redirect-uri URI [--redirect-uri URI …]
                  [--min-age N] [--limit N] [--face-buffer N] [--home-url URL] [--sandbox]
                  [--require-pkce on|off] [--require-par on|off]
-  clients list | show ID | suspend ID | activate ID | rotate-secret ID
-  clients update ID [--limit N|none] [--min-age N|none] [--face-buffer N|none]
+  clients list | show ID | suspend ID | activate ID
+  clients rotate-secret ID [--overlap 0|90m|24h|7d]   the old secret keeps working this long (default 0)
+  clients update ID [--name NAME] [--limit N|none] [--min-age N|none] [--face-buffer N|none]
                     [--home-url URL|none] [--add-redirect-uri URI] [--remove-redirect-uri URI]
                     [--require-pkce on|off] [--require-par on|off]
+  clients delete ID [--force]             with its audit rows, usage counters, webhooks, open codes
+                                          and sessions, in one transaction; refused while it has
+                                          verifications this month unless --force (suspend keeps them)
   audit show TRANSACTION_ID
+  audit list --client ID [--since DATE] [--limit N]   newest first (default 50)
   usage CLIENT_ID [--period day|month|all] [--start-date D] [--end-date D]
-  keys show
+  ${USERS_USAGE}
+  keys show                               the key the server publishes, and where it comes from
+                                          (never generates one)
   ${WEBHOOKS_USAGE}
   ${EVAL_USAGE}
                                           (estimator eval --help: what it reports)
   ${DEV_USAGE}
+  help, --help, -h                        this text
+  version, --version, -v                  the version
 
 Configuration comes from the environment (DATABASE_URL, DATA_DIR, SIGNING_KEY_FILE, …); see README.md.`
 
@@ -44,12 +51,10 @@ export type Io = { out(text: string): void; err(text: string): void }
 
 export const consoleIo: Io = { out: (text) => console.log(text), err: (text) => console.error(text) }
 
-/** A mistake in how the command was called: printed with a hint, exit status 2. */
-export class UsageError extends Error {}
-
 export const options = {
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'v' },
   name: { type: 'string' },
   'redirect-uri': { type: 'string', multiple: true },
   'add-redirect-uri': { type: 'string', multiple: true },
@@ -61,9 +66,13 @@ export const options = {
   sandbox: { type: 'boolean' },
   'require-pkce': { type: 'string' },
   'require-par': { type: 'string' },
+  force: { type: 'boolean' },
+  overlap: { type: 'string' },
   url: { type: 'string' },
   event: { type: 'string', multiple: true },
   client: { type: 'string' },
+  email: { type: 'string' },
+  since: { type: 'string' },
   period: { type: 'string' },
   'start-date': { type: 'string' },
   'end-date': { type: 'string' },
@@ -75,7 +84,53 @@ export const options = {
 
 export type Flags = ReturnType<typeof parseArgs<{ options: typeof options; allowPositionals: true }>>['values']
 
-type Output = { json: unknown; text: string }
+/**
+ * Every command and its subcommands (null: the next word is an argument, such as `usage CLIENT_ID`).
+ * `dev` and `estimator` parse their own arguments (src/credentials/dev-command.ts, src/estimator/).
+ */
+const COMMANDS: Record<string, readonly string[] | null> = {
+  serve: [],
+  migrate: [],
+  help: null,
+  version: [],
+  clients: CLIENTS_SUBCOMMANDS,
+  audit: AUDIT_SUBCOMMANDS,
+  usage: null,
+  keys: KEYS_SUBCOMMANDS,
+  webhooks: WEBHOOKS_SUBCOMMANDS,
+  users: USERS_SUBCOMMANDS,
+  estimator: ['eval'],
+  dev: ['issuer', 'wallet'],
+}
+
+/**
+ * Parses a command line strictly: an unknown option, a missing value, an unknown command or subcommand is
+ * a {@link UsageError} that names it (with a suggestion when one is close), before anything is opened.
+ */
+export function parseCommandLine(argv: string[]): { flags: Flags; positionals: string[] } {
+  const { tokens } = parseArgs({ args: argv, options, allowPositionals: true, strict: false, tokens: true })
+  const names = Object.keys(options).map((name) => `--${name}`)
+  for (const token of tokens) {
+    if (token.kind === 'option' && !(token.name in options)) {
+      throw new UsageError(`unknown option ${token.rawName}${didYouMean(token.rawName, names)}`)
+    }
+  }
+  let parsed
+  try {
+    parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true })
+  } catch (cause) {
+    throw new UsageError((cause as Error).message)
+  }
+  const [command = 'serve', sub] = parsed.positionals
+  const subcommands = COMMANDS[command]
+  if (subcommands === undefined) throw new UsageError(`unknown command "${command}"${didYouMean(command, Object.keys(COMMANDS))}`)
+  if (subcommands?.length === 0 && sub !== undefined) throw new UsageError(`${command} takes no arguments, got "${sub}"`)
+  if (subcommands?.length && sub === undefined) throw new UsageError(`${command} needs a command: ${subcommands.join(', ')}`)
+  if (subcommands?.length && !subcommands.includes(sub!)) {
+    throw new UsageError(`unknown ${command} command "${sub}"${didYouMean(sub!, subcommands)}`)
+  }
+  return { flags: parsed.values, positionals: parsed.positionals }
+}
 
 async function dispatch(services: Services, command: string, sub: string | undefined, rest: string[], flags: Flags): Promise<Output> {
   const { deps } = services
@@ -84,13 +139,8 @@ async function dispatch(services: Services, command: string, sub: string | undef
       return { json: { migrated: true }, text: 'Migrations applied.' }
     case 'clients':
       return clientsCommand(services, sub, rest[0], flags)
-    case 'audit': {
-      if (sub !== 'show' || !rest[0]) throw new UsageError('usage: audit show TRANSACTION_ID')
-      const row = await findAuditLog(deps.db, rest[0])
-      if (!row) throw new OAuthError('invalid_request', `no audit log with transaction_id ${rest[0]}`)
-      const json = describeAuditLog(row)
-      return { json, text: formatFields(json) }
-    }
+    case 'audit':
+      return auditCommand(services, sub, rest[0], flags)
     case 'usage': {
       if (!sub) throw new UsageError('usage: usage CLIENT_ID [--period day|month|all]')
       const client = await requireClient(services, sub)
@@ -106,139 +156,27 @@ async function dispatch(services: Services, command: string, sub: string | undef
     }
     case 'webhooks':
       return webhooksCommand(services, sub, rest[0], flags)
-    case 'keys': {
-      if (sub !== 'show') throw new UsageError('usage: keys show')
-      const { signing } = deps.keys
-      const json = {
-        kid: signing.jwk.kid,
-        alg: signing.jwk.alg,
-        source: deps.config.signingKeyFile ? `SIGNING_KEY_FILE ${deps.config.signingKeyFile}` : 'generated, kept in the database',
-        public_key: signing.publicPem,
-        jwk: signing.jwk,
-      }
-      return { json, text: `kid: ${json.kid}\nalg: ${json.alg}\nsource: ${json.source}\n${json.public_key}` }
-    }
+    case 'users':
+      return usersCommand(services, sub, rest[0], flags)
+    case 'keys':
+      return keysCommand(services, sub)
     default:
-      throw new UsageError(`unknown command "${command}"`)
+      // serve, help, version, dev and estimator never reach an open database.
+      throw new UsageError(`"${command}" is not a command that runs against the database`)
   }
 }
 
-async function clientsCommand(services: Services, sub: string | undefined, id: string | undefined, flags: Flags): Promise<Output> {
-  const { deps } = services
-  if (sub === 'create') {
-    if (!flags.name) throw new UsageError('clients create needs --name NAME')
-    const { client, secret } = await createClient(deps, {
-      name: flags.name,
-      redirectUris: flags['redirect-uri'] ?? [],
-      minAge: readOptionalInt('--min-age', flags['min-age']),
-      verificationLimit: readOptionalInt('--limit', flags.limit),
-      faceBuffer: readOptionalInt('--face-buffer', flags['face-buffer']),
-      homeUrl: flags['home-url'],
-      sandbox: flags.sandbox ?? false,
-      requirePkce: readSwitch('--require-pkce', flags['require-pkce']),
-      requirePushedRequests: readSwitch('--require-par', flags['require-par']),
-    })
-    return withSecret(client, secret)
-  }
-  if (sub === 'list') {
-    const all = await listClients(deps.db)
-    const json = all.map(describeClient)
-    const text = json.length
-      ? json.map((c) => `${c.client_id}  ${c.status.padEnd(9)} ${c.sandbox ? 'sandbox ' : ''}${c.name}`).join('\n')
-      : 'No clients yet. Create one with: ofage clients create --name NAME --redirect-uri URI'
-    return { json, text }
-  }
-  if (!id) throw new UsageError(`clients ${sub ?? ''} needs a client id`.replace('  ', ' '))
-  switch (sub) {
-    case 'show':
-      return showClient(await requireClient(services, id))
-    case 'suspend':
-    case 'activate':
-      return showClient(await requireUpdate(services, id, { status: sub === 'suspend' ? 'suspended' : 'active' }))
-    case 'rotate-secret': {
-      const rotated = await rotateClientSecret(deps, id)
-      if (!rotated) throw new OAuthError('invalid_request', `no client ${id}`)
-      return withSecret(rotated.client, rotated.secret)
-    }
-    case 'update':
-      return showClient(
-        await requireUpdate(services, id, {
-          minAge: readOptionalInt('--min-age', flags['min-age'], true),
-          verificationLimit: readOptionalInt('--limit', flags.limit, true),
-          faceBuffer: readOptionalInt('--face-buffer', flags['face-buffer'], true),
-          homeUrl: flags['home-url'] === 'none' ? null : flags['home-url'],
-          addRedirectUris: flags['add-redirect-uri'],
-          removeRedirectUris: flags['remove-redirect-uri'],
-          requirePkce: readSwitch('--require-pkce', flags['require-pkce']),
-          requirePushedRequests: readSwitch('--require-par', flags['require-par']),
-        }),
-      )
-    default:
-      throw new UsageError(`unknown clients command "${sub ?? ''}"`)
-  }
-}
-
-async function requireClient(services: Services, id: string): Promise<Client> {
-  const client = await findClient(services.deps.db, id)
-  if (!client) throw new OAuthError('invalid_request', `no client ${id}`)
-  return client
-}
-
-async function requireUpdate(services: Services, id: string, changes: ClientChanges): Promise<Client> {
-  const client = await updateClient(services.deps.db, id, changes)
-  if (!client) throw new OAuthError('invalid_request', `no client ${id}`)
-  return client
-}
-
-function showClient(client: Client): Output {
-  const json = describeClient(client)
-  return { json, text: formatFields(json) }
-}
-
-function withSecret(client: Client, secret: string): Output {
-  const json = { ...describeClient(client), client_secret: secret }
-  return { json, text: `${formatFields(json)}\n\nThe client secret is shown this once: store it in the client's backend now.` }
-}
-
-/** Reads `N`, or `none` (null) where `allowNone`; undefined when the flag is absent. */
-function readOptionalInt(flag: string, value: string | undefined, allowNone = false): number | null | undefined {
-  if (value === undefined) return undefined
-  if (allowNone && value === 'none') return null
-  if (!/^\d+$/.test(value)) throw new UsageError(`${flag} must be a whole number${allowNone ? ' or "none"' : ''}`)
-  return Number(value)
-}
-
-/** Reads `on` or `off`; undefined when the flag is absent. */
-function readSwitch(flag: string, value: string | undefined): boolean | undefined {
-  if (value === undefined) return undefined
-  if (value !== 'on' && value !== 'off') throw new UsageError(`${flag} must be "on" or "off"`)
-  return value === 'on'
-}
-
-function formatFields(record: Record<string, unknown>): string {
-  return Object.entries(record)
-    .map(([key, value]) => `${key}: ${Array.isArray(value) ? value.join(', ') : value === null ? 'none' : String(value)}`)
-    .join('\n')
-}
-
-/** Parses a command line (not `serve` or `help`) and runs it against open services; returns the exit status. */
+/** Parses a command line (not `serve`, `help` or `version`) and runs it against open services; returns the exit status. */
 export async function runCommand(services: Services, argv: string[], io: Io): Promise<number> {
-  let parsed
   try {
-    parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true })
-  } catch (cause) {
-    io.err(`ofage: ${(cause as Error).message}\n\n${HELP}`)
-    return 2
-  }
-  const { values: flags, positionals } = parsed
-  const [command = 'serve', sub, ...rest] = positionals
-  try {
+    const { flags, positionals } = parseCommandLine(argv)
+    const [command = 'serve', sub, ...rest] = positionals
     const result = await dispatch(services, command, sub, rest, flags)
     io.out(flags.json ? JSON.stringify(result.json, null, 2) : result.text)
     return 0
   } catch (cause) {
     if (cause instanceof UsageError) {
-      io.err(`ofage: ${cause.message}\nRun "ofage help" for the commands.`)
+      io.err(`ofage: ${cause.message}\n${HELP_HINT}`)
       return 2
     }
     if (cause instanceof OAuthError) {
@@ -256,7 +194,15 @@ export async function runCommand(services: Services, argv: string[], io: Io): Pr
  * estimator is handed those numbers, it does not import the policy.
  */
 export async function runEstimatorCommand(argv: string[], io: Io, workers: number): Promise<number> {
-  const { values: flags, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: true })
+  let parsed
+  try {
+    parsed = parseCommandLine(argv)
+  } catch (cause) {
+    if (!(cause instanceof UsageError)) throw cause
+    io.err(`ofage: ${cause.message}\nusage: ofage ${EVAL_USAGE}`)
+    return 2
+  }
+  const { flags, positionals } = parsed
   if (positionals[1] === 'eval' && flags.help) {
     io.out(EVAL_HELP)
     return 0

@@ -57,6 +57,10 @@ export type RateLimitConfig = {
   sessions: Limit
   /** Method posts (checks) per address per ten minutes (RATE_LIMIT_CHECKS). */
   checks: Limit
+  /** Dashboard sign-in attempts per account (email) per fifteen minutes (RATE_LIMIT_SIGNIN_ACCOUNT). */
+  signInAccount: Limit
+  /** Dashboard sign-in attempts per address per fifteen minutes (RATE_LIMIT_SIGNIN_ADDRESS). */
+  signInAddress: Limit
 }
 
 export type CredentialConfig = {
@@ -134,6 +138,10 @@ export function loadConfig(env: Env = process.env): Config {
       authFailures: { max: readInt('RATE_LIMIT_AUTH_FAILURES', env.RATE_LIMIT_AUTH_FAILURES, { min: 1, max: 1_000_000, fallback: 30 }), windowMs: 60_000 },
       sessions: { max: readInt('RATE_LIMIT_SESSIONS', env.RATE_LIMIT_SESSIONS, { min: 1, max: 1_000_000, fallback: 120 }), windowMs: 60_000 },
       checks: { max: readInt('RATE_LIMIT_CHECKS', env.RATE_LIMIT_CHECKS, { min: 1, max: 1_000_000, fallback: 300 }), windowMs: 10 * 60_000 },
+      // A person mistypes a password a few times; a guesser needs thousands of tries. An office behind one
+      // address signs in a few dozen times a quarter hour at most.
+      signInAccount: { max: readInt('RATE_LIMIT_SIGNIN_ACCOUNT', env.RATE_LIMIT_SIGNIN_ACCOUNT, { min: 1, max: 1_000_000, fallback: 10 }), windowMs: 15 * 60_000 },
+      signInAddress: { max: readInt('RATE_LIMIT_SIGNIN_ADDRESS', env.RATE_LIMIT_SIGNIN_ADDRESS, { min: 1, max: 1_000_000, fallback: 30 }), windowMs: 15 * 60_000 },
     },
     trustProxy: readFlag('TRUST_PROXY', env.TRUST_PROXY) ?? false,
     production,

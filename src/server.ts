@@ -3,7 +3,9 @@ import { createHandler } from './app.tsx'
 import { startServices } from './boot.ts'
 import type { Config } from './config.ts'
 import type { AppDeps } from './deps.ts'
+import { pruneDashboardSessions } from './dashboard/sessions.ts'
 import { serverError } from './errors.ts'
+import { recordPublishedKey } from './keys/published-key.ts'
 import { describeError } from './lib/log.ts'
 import { MAX_MULTIPART_BYTES } from './lib/strict-request.ts'
 import { pruneExpiredCodes } from './oauth/codes.ts'
@@ -20,7 +22,10 @@ const PRUNE_EVERY_MS = 10 * 60_000
 /** Codes are kept an hour past expiry so a late replay is still recognised and revokes its tokens. */
 const KEEP_EXPIRED_MS = 60 * 60_000
 
-/** Deletes expired codes, pushed requests, verification sessions, age passes, passkeys and past rate-limit windows; audit rows and usage stay. */
+/**
+ * Deletes expired codes, pushed requests, verification sessions, age passes, passkeys, dashboard sessions and
+ * past rate-limit windows; audit rows and usage stay.
+ */
 export async function pruneExpired(deps: AppDeps): Promise<void> {
   const before = new Date(deps.clock.now().getTime() - KEEP_EXPIRED_MS)
   await pruneExpiredCodes(deps.db, before)
@@ -28,6 +33,7 @@ export async function pruneExpired(deps: AppDeps): Promise<void> {
   await pruneExpiredSessions(deps.db, before)
   await pruneExpiredPasses(deps.db, before)
   await pruneExpiredPasskeys(deps.db, before)
+  await pruneDashboardSessions(deps.db, before)
   await pruneRateLimits(deps.db, before)
 }
 
@@ -40,6 +46,8 @@ export async function runServer(config: Config): Promise<void> {
   const services = await startServices(config, { estimator: true })
   const { deps } = services
   const primary = workerIndex() === 0
+  // What `ofage keys show` checks that it shows: the key this server publishes.
+  if (primary) await recordPublishedKey(deps)
   const handler = createHandler(deps)
   const server = Bun.serve({
     port: config.port,

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
+import { generateKeyPairSync } from 'node:crypto'
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { basic, onPostgres, REDIRECT_URI, waitUntilReady } from './helpers.ts'
@@ -13,8 +14,15 @@ const port = 20_000 + Math.floor(Math.random() * 20_000)
 const env = { ...process.env, DATA_DIR: dataDir, PORT: String(port), DATABASE_URL: '', FACE_CHECK: '0', OFAGE_DEMO: '0' }
 let server: ReturnType<typeof Bun.spawn> | undefined
 
+/** What `keys show` printed while the server ran. */
+let published: { thumbprint: string; source: string; jwk: unknown } | undefined
+
 async function cli(...argv: string[]) {
-  const child = Bun.spawn(['bun', 'src/cli.ts', ...argv], { env, stdout: 'pipe', stderr: 'pipe' })
+  return cliWithEnv({}, ...argv)
+}
+
+async function cliWithEnv(extra: Record<string, string>, ...argv: string[]) {
+  const child = Bun.spawn(['bun', 'src/cli.ts', ...argv], { env: { ...env, ...extra }, stdout: 'pipe', stderr: 'pipe' })
   const [out, err, status] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited])
   return { out, err, status }
 }
@@ -49,6 +57,15 @@ test.skipIf(onPostgres)('clients create against a running embedded server goes t
   const failing = await cli('clients', 'show', 'cl_nope')
   expect(failing.status).toBe(1)
   expect(failing.err).toContain('no client cl_nope')
+
+  // The server's own key, as its key set publishes it.
+  const keys = await cli('keys', 'show', '--json')
+  expect(keys.status).toBe(0)
+  published = JSON.parse(keys.out)
+  const jwks = (await (await fetch(`http://127.0.0.1:${port}/api/.well-known/jwks.json`)).json()) as { keys: unknown[] }
+  expect(jwks.keys).toEqual([published!.jwk])
+  expect(published!.source).toStartWith('generated ')
+  expect(published!.source).toEndWith(`, kept in the embedded database (DATA_DIR=${dataDir})`)
 }, 30_000)
 
 test.skipIf(onPostgres)('SIGTERM stops the server cleanly: exit 0, socket and lock removed', async () => {
@@ -60,4 +77,12 @@ test.skipIf(onPostgres)('SIGTERM stops the server cleanly: exit 0, socket and lo
   const listed = await cli('clients', 'list', '--json')
   expect(listed.status).toBe(0)
   expect(JSON.parse(listed.out)).toHaveLength(1)
+
+  // The server recorded the key it published: a shell with another SIGNING_KEY_FILE is refused, not misled.
+  const keyFile = join(dataDir, 'other-key.pem')
+  writeFileSync(keyFile, generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }))
+  const refused = await cliWithEnv({ SIGNING_KEY_FILE: keyFile }, 'keys', 'show')
+  expect(refused.status).toBe(1)
+  expect(refused.err).toContain(`publishes another one (thumbprint ${published!.thumbprint}`)
+  expect(JSON.parse((await cli('keys', 'show', '--json')).out).thumbprint).toBe(published!.thumbprint)
 }, 30_000)

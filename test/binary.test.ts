@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createLocalJWKSet, jwtVerify } from 'jose'
+import { createLocalJWKSet, jwtVerify, type JWK } from 'jose'
+import pkg from '../package.json' with { type: 'json' }
 import { basic, freshDatabaseUrl, onPostgres, REDIRECT_URI, waitUntilReady } from './helpers.ts'
 import type { Turn } from '../src/liveness/challenge.ts'
 import { captureFor, clipFrame, hasLivenessClips } from './liveness/clips.ts'
@@ -56,6 +57,15 @@ afterAll(async () => {
 }, 30_000)
 
 describe.skipIf(!built)('the compiled binary', () => {
+  test('--version and --help answer from the binary alone, starting nothing', async () => {
+    expect(await run('--version')).toEqual({ status: 0, out: `ofage ${pkg.version}\n`, err: '' })
+    const help = await run('serve', '--help')
+    expect(help).toMatchObject({ status: 0, err: '' })
+    expect(help.out).toStartWith(`ofage ${pkg.version} — self-hosted age verification`)
+    const mistake = await run('serve', '--prot', '8080')
+    expect(mistake).toEqual({ status: 2, out: '', err: 'ofage: unknown option --prot\nSee "ofage --help".\n' })
+  })
+
   test('migrate, clients create, serve, and a full flow over HTTP', async () => {
     const migrated = await run('migrate')
     expect(migrated.err).toBe('')
@@ -83,8 +93,12 @@ describe.skipIf(!built)('the compiled binary', () => {
     expect(exchange.status).toBe(200)
     const { access_token } = (await exchange.json()) as { access_token: string }
     expect(((await (await fetch(`${baseUrl}/api/verify/token/${access_token}`)).json()) as { valid: boolean }).valid).toBe(true)
-    const jwks = createLocalJWKSet(await (await fetch(`${baseUrl}/api/.well-known/jwks.json`)).json())
-    expect((await jwtVerify(access_token, jwks, { issuer: baseUrl })).payload.aud).toBe(client.client_id)
+    const keySet = (await (await fetch(`${baseUrl}/api/.well-known/jwks.json`)).json()) as { keys: JWK[] }
+    expect((await jwtVerify(access_token, createLocalJWKSet(keySet), { issuer: baseUrl })).payload.aud).toBe(client.client_id)
+    // keys show, run beside the server, shows the very key it publishes.
+    const keys = await run('keys', 'show', '--json')
+    expect(keys.status).toBe(0)
+    expect([JSON.parse(keys.out).jwk]).toEqual(keySet.keys)
 
     // While it serves, the binary's CLI still works (through the admin socket on the embedded store).
     const usage = await run('usage', client.client_id, '--json')

@@ -1,8 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { generateKeyPairSync } from 'node:crypto'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { importSPKI, jwtVerify } from 'jose'
+import { sql } from 'drizzle-orm'
+import pkg from '../package.json' with { type: 'json' }
 import { createApp } from '../src/app.tsx'
 import { startServices, type Services } from '../src/boot.ts'
 import { runCli } from '../src/cli.ts'
@@ -10,7 +13,9 @@ import { ConfigError, type Config } from '../src/config.ts'
 import { fixedClock } from '../src/lib/clock.ts'
 import { silentLogger } from '../src/lib/log.ts'
 import { issueCode } from '../src/oauth/codes.ts'
-import { basic, freshDatabaseUrl, ISSUER, json, onPostgres, PUBLIC_URL, REDIRECT_URI, testConfig } from './helpers.ts'
+import { recordPublishedKey } from '../src/keys/published-key.ts'
+import type { Database } from '../src/db/client.ts'
+import { basic, freshDatabaseUrl, ISSUER, json, onPostgres, PUBLIC_URL, queryRows, REDIRECT_URI, testConfig } from './helpers.ts'
 
 /**
  * The CLI opens the database itself, as an operator's shell would: on a fresh Postgres database, or on
@@ -19,22 +24,33 @@ import { basic, freshDatabaseUrl, ISSUER, json, onPostgres, PUBLIC_URL, REDIRECT
 let config: Config
 let dataDir: string
 let dropDatabase: () => Promise<void>
+/** A configuration whose database cannot be opened: its DATA_DIR is held by a live process (the runner's parent). */
+let unopenable: Config
+let lockedDir: string
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'ofage-cli-'))
   const database = await freshDatabaseUrl()
   dropDatabase = database.drop
   config = testConfig({ DATA_DIR: dataDir, DATABASE_URL: onPostgres ? database.url : undefined })
+  lockedDir = mkdtempSync(join(tmpdir(), 'ofage-cli-locked-'))
+  writeFileSync(join(lockedDir, 'ofage.lock'), JSON.stringify({ pid: process.ppid, holder: 'the ofage server' }))
+  unopenable = testConfig({ DATA_DIR: lockedDir })
 })
 afterAll(async () => {
   await dropDatabase()
   rmSync(dataDir, { recursive: true, force: true })
+  rmSync(lockedDir, { recursive: true, force: true })
 })
 
 async function cli(...argv: string[]) {
+  return cliWith(config, ...argv)
+}
+
+async function cliWith(target: Config, ...argv: string[]) {
   const out: string[] = []
   const err: string[] = []
-  const status = await runCli(argv, config, { out: (text) => out.push(text), err: (text) => err.push(text) })
+  const status = await runCli(argv, target, { out: (text) => out.push(text), err: (text) => err.push(text) })
   return { status, out: out.join('\n'), err: err.join('\n'), json: () => JSON.parse(out.join('\n')) }
 }
 
@@ -134,7 +150,26 @@ describe('client management', () => {
     expect((await exchangeFor(id, rotated.client_secret, { ageOver: 18 })).body.error).toBe('age_requirement_not_met')
     const cleared = await cli('clients', 'update', id, '--limit', 'none', '--min-age', 'none', '--remove-redirect-uri', 'https://bar.example/cb', '--json')
     expect(cleared.json()).toMatchObject({ verification_limit: null, min_age: null, redirect_uris: [REDIRECT_URI] })
-  })
+    // Fourteen openings of the embedded store: past the runner's 5 s default on a loaded machine.
+  }, 30_000)
+
+  test('rotate-secret --overlap keeps the old secret working for the duration given, and says until when', async () => {
+    const { client_id: id, client_secret: old } = (await cli('clients', 'create', '--name', 'Overlap', '--redirect-uri', REDIRECT_URI, '--json')).json()
+    const started = Date.now()
+    const rotated = await cli('clients', 'rotate-secret', id, '--overlap', '24h', '--json')
+    expect(rotated.status).toBe(0)
+    const until = Date.parse(rotated.json().rotation_overlap_until)
+    expect(until - started).toBeGreaterThanOrEqual(24 * 3_600_000 - 1_000)
+    expect(until - started).toBeLessThan(24 * 3_600_000 + 60_000)
+    expect(await authenticate(id, old)).toBe('ok')
+    expect(await authenticate(id, rotated.json().client_secret)).toBe('ok')
+    const text = await cli('clients', 'rotate-secret', id)
+    expect(text.out).toContain('The previous secret no longer works.')
+    expect(await authenticate(id, old)).toBe('invalid_client')
+    const bad = await cli('clients', 'rotate-secret', id, '--overlap', 'soon')
+    expect(bad.status).toBe(2)
+    expect(bad.err).toContain('--overlap must be a duration')
+  }, 30_000)
 
   test('--home-url sets, replaces and clears the address the page links back to', async () => {
     const created = await cli('clients', 'create', '--name', 'Home', '--redirect-uri', REDIRECT_URI, '--home-url', 'https://shop.example/age', '--json')
@@ -188,6 +223,262 @@ describe('client management', () => {
     expect((await cli('migrate')).status).toBe(0)
     expect((await cli('migrate', '--json')).json()).toEqual({ migrated: true })
   })
+})
+
+describe('--version and --help answer without opening a database or starting a server', () => {
+  const versions = [['--version'], ['-v'], ['version'], ['serve', '--version'], ['clients', 'list', '-v']]
+  test.each(versions.map((argv) => [argv]))('%j prints "ofage" and the version of package.json', async (argv) => {
+    expect(await cliWith(unopenable, ...argv)).toMatchObject({ status: 0, out: `ofage ${pkg.version}`, err: '' })
+  })
+
+  const helps = [['--help'], ['-h'], ['help'], ['serve', '--help'], ['clients', '--help'], ['clients', 'delete', 'cl_x', '-h'], ['keys', 'show', '--help'], ['estimator', '--help'], ['dev', '--help']]
+  test.each(helps.map((argv) => [argv]))('%j prints the help', async (argv) => {
+    const help = await cliWith(unopenable, ...argv)
+    expect(help).toMatchObject({ status: 0, err: '' })
+    expect(help.out).toStartWith(`ofage ${pkg.version} — self-hosted age verification\n\nUsage: ofage`)
+  })
+})
+
+describe('a mistake in the command line is refused with a hint, before a database is opened', () => {
+  test.each([
+    [['clinets', 'list'], 'unknown command "clinets" (did you mean "clients"?)'],
+    [['clients', 'lst'], 'unknown clients command "lst" (did you mean "list"?)'],
+    [['clients', 'list', '--jsn'], 'unknown option --jsn (did you mean "--json"?)'],
+    [['clients', 'delete', 'cl_x', '--forse'], 'unknown option --forse (did you mean "--force"?)'],
+    [['serve', '--bogus'], 'unknown option --bogus'],
+    [['--prot', '8080'], 'unknown option --prot'],
+    [['clients', 'show', 'cl_x', '-x'], 'unknown option -x'],
+    [['clients', 'create', '--name'], "Option '--name <value>' argument missing"],
+    [['keys'], 'keys needs a command: show'],
+    [['keys', 'list'], 'unknown keys command "list"'],
+    [['audit', 'lst', '--client', 'cl_x'], 'unknown audit command "lst" (did you mean "list"?)'],
+    [['webhooks', 'ad', 'cl_x'], 'unknown webhooks command "ad" (did you mean "add"?)'],
+    [['migrate', 'now'], 'migrate takes no arguments, got "now"'],
+  ])('%j: status 2 and "%s"', async (argv, message) => {
+    const result = await cliWith(unopenable, ...argv)
+    expect(result).toMatchObject({ status: 2, out: '' })
+    expect(result.err).toBe(`ofage: ${message}\nSee "ofage --help".`)
+  })
+
+  test('a word far from every command gets no guess', async () => {
+    expect((await cliWith(unopenable, 'zzzz')).err).toBe('ofage: unknown command "zzzz"\nSee "ofage --help".')
+  })
+
+  test('estimator and dev parse their own options, and refuse unknown ones too', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ofage-dev-'))
+    const estimator = await cliWith(unopenable, 'estimator', 'eval', '--dataset', dir, '--bogus')
+    expect(estimator.status).toBe(2)
+    expect(estimator.err).toStartWith('ofage: unknown option --bogus\nusage: ofage estimator eval')
+    const mistyped = await cliWith(unopenable, 'estimator', 'evl')
+    expect(mistyped.status).toBe(2)
+    expect(mistyped.err).toStartWith('ofage: unknown estimator command "evl" (did you mean "eval"?)')
+    const dev = await cliWith(unopenable, 'dev', 'issuer', 'init', '--dir', dir, '--bogus')
+    expect(dev).toMatchObject({ status: 2, out: '' })
+    expect(dev.err).toStartWith('ofage: unknown option --bogus\nusage: ofage dev issuer init')
+    expect(await Bun.file(join(dir, 'issuer.json')).exists()).toBe(false)
+  })
+})
+
+describe('clients: rename, list, delete', () => {
+  test('update --name renames a client; an empty name is refused and changes nothing', async () => {
+    const { client_id: id } = (await cli('clients', 'create', '--name', 'Old name', '--redirect-uri', REDIRECT_URI, '--json')).json()
+    expect((await cli('clients', 'update', id, '--name', ' New name ', '--json')).json()).toMatchObject({ client_id: id, name: 'New name' })
+    const empty = await cli('clients', 'update', id, '--name', ' ', '--limit', '7')
+    expect(empty).toMatchObject({ status: 1, out: '' })
+    expect(empty.err).toContain('name must not be empty')
+    expect((await cli('clients', 'show', id, '--json')).json()).toMatchObject({ name: 'New name', verification_limit: null })
+  }, 30_000)
+
+  test('list prints a header over aligned columns; --json is the clients as show prints them', async () => {
+    const shop = (await cli('clients', 'create', '--name', 'A shop with a long name', '--redirect-uri', REDIRECT_URI, '--sandbox', '--limit', '12345', '--json')).json()
+    await cli('clients', 'suspend', shop.client_id)
+    const [header, ...rows] = (await cli('clients', 'list')).out.split('\n')
+    expect(header).toMatch(/^CLIENT_ID +STATUS +SANDBOX +LIMIT +CREATED +NAME$/)
+    const columns = ['STATUS', 'SANDBOX', 'LIMIT', 'CREATED', 'NAME'].map((title) => header!.indexOf(title))
+    for (const row of rows) for (const column of columns) expect([row[column - 1], row[column] === ' ']).toEqual([' ', false])
+    const row = rows.find((line) => line.startsWith(`${shop.client_id} `))!
+    expect(columns.map((column, i) => (i === columns.length - 1 ? row.slice(column) : row.slice(column).split(' ')[0]))).toEqual([
+      'suspended',
+      'yes',
+      '12345',
+      shop.created_at.slice(0, 10),
+      'A shop with a long name',
+    ])
+    const listed = (await cli('clients', 'list', '--json')).json()
+    expect(listed.find((c: { client_id: string }) => c.client_id === shop.client_id)).toEqual((await cli('clients', 'show', shop.client_id, '--json')).json())
+  }, 30_000)
+
+  /** Rows that point at a client, table by table (deliveries by the client id in their payload). */
+  async function rowsOf(db: Database, id: string) {
+    const [counts] = await queryRows<Record<string, number>>(
+      db,
+      sql`select
+        (select count(*)::int from audit_logs where client_id = ${id}) as audit_logs,
+        (select count(*)::int from auth_codes where client_id = ${id}) as auth_codes,
+        (select count(*)::int from usage_daily where client_id = ${id}) as usage_daily,
+        (select count(*)::int from verification_sessions where client_id = ${id}) as verification_sessions,
+        (select count(*)::int from pushed_requests where client_id = ${id}) as pushed_requests,
+        (select count(*)::int from webhook_endpoints where client_id = ${id}) as webhook_endpoints,
+        (select count(*)::int from webhook_deliveries where payload like ${`%"client_id":"${id}"%`}) as webhook_deliveries`,
+    )
+    return counts
+  }
+
+  test('delete is refused while the client has verifications this month; --force deletes it and every row that points at it', async () => {
+    const { client_id: id, client_secret: secret } = (await cli('clients', 'create', '--name', 'Closing shop', '--redirect-uri', REDIRECT_URI, '--json')).json()
+    expect((await cli('webhooks', 'add', id, '--url', 'https://shop.example/hooks')).status).toBe(0)
+    const { body, validation } = await exchangeFor(id, secret)
+    expect(validation).toMatchObject({ valid: true })
+    const before = await withServices(async ({ deps }) => {
+      const app = createApp(deps)
+      // An open page and a pushed request: a session and a pushed_requests row of this client.
+      expect((await app.handle(new Request(`${PUBLIC_URL}/?${new URLSearchParams({ client_id: id, redirect_uri: REDIRECT_URI, state: 's' })}`))).status).toBe(200)
+      const pushed = await app.handle(
+        new Request(`${PUBLIC_URL}/api/oauth/par`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(id, secret) },
+          body: new URLSearchParams({ redirect_uri: REDIRECT_URI, state: 'p' }).toString(),
+        }),
+      )
+      expect(pushed.status).toBe(201)
+      return rowsOf(deps.db, id)
+    })
+    expect(before).toEqual({ audit_logs: 1, auth_codes: 1, usage_daily: 1, verification_sessions: 1, pushed_requests: 1, webhook_endpoints: 1, webhook_deliveries: 1 })
+
+    const refused = await cli('clients', 'delete', id)
+    expect(refused).toMatchObject({ status: 1, out: '' })
+    expect(refused.err).toContain(`client ${id} has 1 verification this month`)
+    expect(refused.err).toContain('--force')
+    expect((await cli('clients', 'show', id)).status).toBe(0)
+
+    expect((await cli('clients', 'delete', id, '--force', '--json')).json()).toEqual({ deleted: id, audit_rows_deleted: 1 })
+    const after = await withServices(async ({ deps }) => ({
+      rows: await rowsOf(deps.db, id),
+      validation: (await createApp(deps).handle(new Request(`${PUBLIC_URL}/api/verify/token/${body.access_token}`))).status,
+    }))
+    expect(after).toEqual({
+      rows: { audit_logs: 0, auth_codes: 0, usage_daily: 0, verification_sessions: 0, pushed_requests: 0, webhook_endpoints: 0, webhook_deliveries: 0 },
+      // Its token stops validating: validation looks its audit row up.
+      validation: 401,
+    })
+    expect((await cli('clients', 'show', id)).err).toContain(`no client ${id}`)
+    expect((await cli('audit', 'show', body.transaction_id)).err).toContain('no audit log')
+  }, 60_000)
+
+  test('a client whose verifications are all from past months is deleted without --force; a second delete finds no client', async () => {
+    const { client_id: id } = (await cli('clients', 'create', '--name', 'Old shop', '--redirect-uri', REDIRECT_URI, '--json')).json()
+    const lastMonth = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth() - 1, 15))
+    const services = await startServices(config, { log: silentLogger, clock: fixedClock(lastMonth) })
+    try {
+      await issueCode(services.deps, { clientId: id, redirectUri: REDIRECT_URI, state: 's', ageOver: 18, methodClass: 'age_only' })
+    } finally {
+      await services.close()
+    }
+    expect(await cli('clients', 'delete', id)).toMatchObject({ status: 0, out: `Deleted client ${id}, its 1 audit row, usage counters and webhook endpoints.`, err: '' })
+    const again = await cli('clients', 'delete', id, '--force')
+    expect(again).toMatchObject({ status: 1, out: '' })
+    expect(again.err).toContain(`no client ${id}`)
+  }, 30_000)
+})
+
+describe('audit list', () => {
+  test('a client\'s audit rows newest first, from --since, at most --limit; a header over the text', async () => {
+    const { client_id: id } = (await cli('clients', 'create', '--name', 'Audited shop', '--redirect-uri', REDIRECT_URI, '--json')).json()
+    const clock = fixedClock('2026-03-01T10:00:00.000Z')
+    const services = await startServices(config, { log: silentLogger, clock })
+    const issued: string[] = []
+    try {
+      for (const methodClass of ['age_only', 'biometric', 'age_only'] as const) {
+        issued.push((await issueCode(services.deps, { clientId: id, redirectUri: REDIRECT_URI, state: 's', ageOver: 18, methodClass })).transactionId)
+        clock.advance(60 * 60_000)
+      }
+    } finally {
+      await services.close()
+    }
+    const newestFirst = [...issued].reverse()
+    const ids = (result: { json(): { transaction_id: string }[] }) => result.json().map((row) => row.transaction_id)
+    expect(ids(await cli('audit', 'list', '--client', id, '--json'))).toEqual(newestFirst)
+    expect(ids(await cli('audit', 'list', '--client', id, '--limit', '2', '--json'))).toEqual(newestFirst.slice(0, 2))
+    expect(ids(await cli('audit', 'list', '--client', id, '--since', '2026-03-01T11:00:00Z', '--json'))).toEqual(newestFirst.slice(0, 2))
+    expect((await cli('audit', 'list', '--client', id, '--json')).json()[0]).toEqual((await cli('audit', 'show', newestFirst[0]!, '--json')).json())
+
+    const [header, ...rows] = (await cli('audit', 'list', '--client', id)).out.split('\n')
+    expect(header).toMatch(/^CREATED_AT +TRANSACTION_ID +CLASS +LEVEL +AGE_OVER +METHOD +REVOKED$/)
+    expect(rows.map((row) => row.split(/ +/).slice(0, 3))).toEqual([
+      ['2026-03-01T12:00:00.000Z', newestFirst[0]!, 'age_only'],
+      ['2026-03-01T11:00:00.000Z', newestFirst[1]!, 'biometric'],
+      ['2026-03-01T10:00:00.000Z', newestFirst[2]!, 'age_only'],
+    ])
+    expect((await cli('audit', 'list', '--client', id, '--since', '2026-03-02')).out).toBe(`No audit rows for ${id} since 2026-03-02T00:00:00.000Z.`)
+  }, 30_000)
+
+  test.each([
+    [['audit', 'list', '--client', 'cl_nope'], 1, 'no client cl_nope'],
+    [['audit', 'list'], 2, 'audit list --client CLIENT_ID'],
+    [['audit', 'list', '--client', 'cl_nope', '--limit', '0'], 2, '--limit must be a whole number from 1'],
+    [['audit', 'list', '--client', 'cl_nope', '--since', 'yesterday'], 1, '--since must be YYYY-MM-DD or an ISO 8601 timestamp'],
+  ])('%j fails with status %d and says "%s"', async (argv, status, message) => {
+    const result = await cli(...(argv as string[]))
+    expect(result).toMatchObject({ status, out: '' })
+    expect(result.err).toContain(message)
+  })
+})
+
+describe('keys show', () => {
+  /** A database of its own, kept between openings: a DATA_DIR, or a fresh Postgres database. */
+  let keysConfig: Config
+  let keysDir: string
+  let dropKeysDatabase: () => Promise<void>
+  let keyFile: string
+  beforeAll(async () => {
+    keysDir = mkdtempSync(join(tmpdir(), 'ofage-keys-'))
+    const database = onPostgres ? await freshDatabaseUrl() : undefined
+    dropKeysDatabase = database?.drop ?? (async () => {})
+    keysConfig = testConfig({ DATA_DIR: keysDir, DATABASE_URL: database?.url })
+    keyFile = join(keysDir, 'signing-key.pem')
+    writeFileSync(keyFile, generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }))
+  })
+  afterAll(async () => {
+    await dropKeysDatabase()
+    rmSync(keysDir, { recursive: true, force: true })
+  })
+  const withFile = () => ({ ...keysConfig, signingKeyFile: keyFile })
+
+  test('before any key exists it refuses and generates none; then it says where the key comes from', async () => {
+    for (let i = 0; i < 2; i++) {
+      const failure = await cliWith(keysConfig, 'keys', 'show').catch((error) => error)
+      expect(failure).toBeInstanceOf(ConfigError)
+      expect(failure.message).toBe('SIGNING_KEY_FILE is not set, and the database holds no signing key yet: the server generates one on its first start')
+    }
+    // Any other opening generates it, as the server's first start does.
+    expect((await cliWith(keysConfig, 'migrate')).status).toBe(0)
+    const fromDatabase = await cliWith(keysConfig, 'keys', 'show', '--json')
+    expect(fromDatabase.json().source).toMatch(
+      onPostgres ? /^generated \d{4}-\d\d-\d\dT[\d:.]+Z, kept in the database \(DATABASE_URL=postgres:\/\/[^@]+\/ofage_test_\w+\)$/ : /^generated \d{4}-\d\d-\d\dT[\d:.]+Z, kept in the embedded database \(DATA_DIR=.+\)$/,
+    )
+    const fromFile = await cliWith(withFile(), 'keys', 'show')
+    expect(fromFile.out).toContain(`\nsource: SIGNING_KEY_FILE=${keyFile}\n-----BEGIN PUBLIC KEY-----`)
+    expect(fromFile.out).not.toContain(fromDatabase.json().thumbprint)
+  }, 30_000)
+
+  test('refuses to show a key other than the one the server recorded at its start', async () => {
+    // A key in the database (a start without SIGNING_KEY_FILE), then a server that starts with the file.
+    await cliWith(keysConfig, 'migrate')
+    const services = await startServices(withFile(), { log: silentLogger })
+    try {
+      await recordPublishedKey(services.deps)
+    } finally {
+      await services.close()
+    }
+    // This shell lacks the server's SIGNING_KEY_FILE: it would load the database's key.
+    const refused = await cliWith(keysConfig, 'keys', 'show')
+    expect(refused).toMatchObject({ status: 1, out: '' })
+    expect(refused.err).toContain(`publishes another one (thumbprint `)
+    expect(refused.err).toContain(`SIGNING_KEY_FILE=${keyFile}); this command loaded`)
+    const shown = await cliWith(withFile(), 'keys', 'show', '--json')
+    expect(shown.json().source).toBe(`SIGNING_KEY_FILE=${keyFile}`)
+    expect(refused.err).toContain(shown.json().thumbprint)
+  }, 30_000)
 })
 
 describe('the embedded store has one opener', () => {

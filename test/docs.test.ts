@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { errorStatus } from '../src/errors.ts'
 import { createClient } from '../src/oauth/clients.ts'
@@ -150,6 +150,30 @@ describe('docs/integration.md: command lines', () => {
       const status = await runCommand(running.services, argv, { out: (text) => output.push(text), err: (text) => output.push(text) })
       expect({ line, status, output: status === 0 ? '' : output.join('\n') }).toEqual({ line, status: 0, output: '' })
     }
+  })
+})
+
+describe('README.md and docs/: command lines', () => {
+  test('every `npm run -s cli --` line is a command line the CLI accepts: commands, subcommands and options exist', async () => {
+    const { parseCommandLine } = await import('../src/commands.ts')
+    const files = ['README.md', ...readdirSync('docs').filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)]
+    const checked: string[] = []
+    for (const file of files) {
+      for (const [, line] of (await Bun.file(file).text()).matchAll(/^\s*npm run -s cli -- (.+?)(?:\s+#.*)?$/gm)) {
+        const argv = [...line!.matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g)].map((word) => word[1] ?? word[2] ?? word[3]!)
+        // The test issuer and wallet parse their own options (src/credentials/dev-command.ts, tested in test/cli.test.ts).
+        if (argv[0] === 'dev') continue
+        let error: string | undefined
+        try {
+          parseCommandLine(argv)
+        } catch (cause) {
+          error = (cause as Error).message
+        }
+        expect({ file, line, error }).toEqual({ file, line, error: undefined })
+        checked.push(argv[0]!)
+      }
+    }
+    expect(new Set(checked)).toEqual(new Set(['--version', 'migrate', 'clients', 'webhooks', 'users', 'audit', 'usage', 'keys', 'estimator']))
   })
 })
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { instrument, routeLabel } from '../src/ops/instrument.ts'
 import { createMetrics } from '../src/ops/metrics.ts'
+import { registerHttpMetrics } from '../src/ops/http-metrics.ts'
 import { createTestContext, json, REDIRECT_URI, type TestContext } from './helpers.ts'
 
 let ctx: TestContext
@@ -56,6 +57,25 @@ describe('request ids and request logs', () => {
     expect(JSON.stringify(lines)).not.toContain(access_token.slice(-20))
     expect(JSON.stringify(lines)).not.toContain('secret-query')
   })
+
+  test('a failure is logged with the id its response carries; redirects and errors carry one too', async () => {
+    const logged: Record<string, unknown>[] = []
+    const doomed = await createTestContext({ log: { info() {}, error: (event, fields) => logged.push({ event, ...fields }) } })
+    await doomed.close()
+    const failed = await doomed.request('/api/oauth/usage', { headers: { authorization: 'Basic YTpi', 'x-request-id': 'req-failed' } })
+    expect(failed.status).toBe(500)
+    expect(failed.headers.get('x-request-id')).toBe('req-failed')
+    expect(logged.find((line) => line.event === 'request_failed')).toMatchObject({ request_id: 'req-failed' })
+
+    const unknown = await ctx.request('/api/no-such-route')
+    expect(unknown.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/)
+    const redirect = Response.redirect('https://shop.example/', 303)
+    const handle = instrument(async () => redirect, { info() {}, error() {} }, createMetrics())
+    const answered = await handle(new Request('http://x.test/demo/start', { headers: { 'x-request-id': 'req-redirect' } }))
+    expect(answered.status).toBe(303)
+    expect(answered.headers.get('location')).toBe('https://shop.example/')
+    expect(answered.headers.get('x-request-id')).toBe('req-redirect')
+  })
 })
 
 describe('route labels', () => {
@@ -107,6 +127,10 @@ describe('GET /metrics', () => {
     expect(text).toMatch(/ofage_codes_total\{event="redeemed"\} [1-9]/)
     expect(text).toMatch(/ofage_codes_total\{event="replayed"\} [1-9]/)
     expect(text).toMatch(/ofage_plan_limit_refusals_total [1-9]/)
+    // This process's memory, read at the scrape.
+    const rss = Number(/ofage_process_memory_bytes\{kind="rss"\} (\d+)/.exec(text)?.[1])
+    expect(rss).toBeGreaterThan(10 * 2 ** 20)
+    expect(text).toMatch(/ofage_process_memory_bytes\{kind="heap_used"\} [1-9]/)
     expect(text).not.toContain(code)
   })
 })
@@ -126,5 +150,51 @@ describe('the API deadline', () => {
     expect(logged).toEqual(['request_deadline'])
     const page = await Promise.race([handle(new Request('http://ofage.test/')), Bun.sleep(200).then(() => 'still waiting')])
     expect(page).toBe('still waiting')
+  })
+})
+
+describe('HTTP metrics', () => {
+  test("render exactly as prom-client's own counter and histogram would", async () => {
+    const { Counter, Histogram, Registry } = await import('prom-client')
+    const ours = new Registry()
+    const http = registerHttpMetrics(ours)
+    const reference = new Registry()
+    const counter = new Counter({ name: 'ofage_http_requests_total', help: 'HTTP requests by method, route pattern and status', labelNames: ['method', 'route', 'status'], registers: [reference] })
+    const histogram = new Histogram({
+      name: 'ofage_http_request_duration_seconds',
+      help: 'HTTP request latency by method and route pattern',
+      labelNames: ['method', 'route'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [reference],
+    })
+    const requests: [string, string, number, number][] = [
+      ['GET', '/healthz', 200, 0.001],
+      ['GET', '/healthz', 200, 0.005],
+      ['GET', '/healthz', 503, 0.3],
+      ['POST', '/api/oauth/token', 200, 0.02],
+      ['POST', '/api/oauth/token', 400, 12],
+      ['GET', '/api/verify/token/:access_token', 401, 0.0099],
+    ]
+    for (const [method, route, status, seconds] of requests) {
+      http.record(method, route, status, seconds)
+      counter.inc({ method, route, status: String(status) })
+      histogram.observe({ method, route }, seconds)
+    }
+    const lines = async (registry: InstanceType<typeof Registry>) => (await registry.metrics()).split('\n').filter(Boolean).sort()
+    expect(await lines(ours)).toEqual(await lines(reference))
+  })
+
+  test('label values from requests are bounded: odd methods and routes past the limit are counted together', async () => {
+    const { Registry } = await import('prom-client')
+    const registry = new Registry()
+    const http = registerHttpMetrics(registry)
+    for (let i = 0; i < 1_000; i++) http.record(i % 2 ? 'GET' : `X${i}`, `/s/:id/route-${i}`, 404, 0.001)
+    const text = await registry.metrics()
+    const series = text.split('\n').filter((line) => line.startsWith('ofage_http_requests_total{'))
+    expect(series.length).toBeLessThanOrEqual(2 * 257)
+    expect(text).toContain('method="other"')
+    expect(text).toContain('route="other"')
+    const total = series.reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0)
+    expect(total).toBe(1_000)
   })
 })

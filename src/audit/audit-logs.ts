@@ -1,4 +1,4 @@
-import { eq } from 'drizzle-orm'
+import { and, desc, eq, gte } from 'drizzle-orm'
 import type { Database } from '../db/client.ts'
 import { auditLogs } from '../db/schema.ts'
 
@@ -11,6 +11,19 @@ export async function findAuditLog(db: Database, transactionId: string): Promise
   if (!uuid.test(transactionId)) return undefined
   const [row] = await db.select().from(auditLogs).where(eq(auditLogs.transactionId, transactionId.toLowerCase()))
   return row
+}
+
+/**
+ * A client's audit rows, newest first, from `since` on when given: read through the (client_id,
+ * created_at) index, so a long history costs only the rows asked for.
+ */
+export async function listAuditLogs(db: Database, query: { clientId: string; since?: Date | undefined; limit: number }): Promise<AuditLog[]> {
+  return db
+    .select()
+    .from(auditLogs)
+    .where(and(eq(auditLogs.clientId, query.clientId), query.since && gte(auditLogs.createdAt, query.since)))
+    .orderBy(desc(auditLogs.createdAt), desc(auditLogs.transactionId))
+    .limit(query.limit)
 }
 
 /** An audit row with wire names, as the CLI prints it. */

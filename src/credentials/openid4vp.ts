@@ -1,6 +1,5 @@
 import { SignJWT } from 'jose'
 import type { VerifierKey } from '../keys/verifier-key.ts'
-import { dcApiSessionTranscript, openId4VpSessionTranscript, verifyMdocAgePresentation } from './mdoc.ts'
 import type { PresentationResult } from './presentation.ts'
 import { verifySdJwtAgePresentation } from './sd-jwt-vc.ts'
 import type { TrustList } from './trust-list.ts'
@@ -124,6 +123,8 @@ export async function verifyAgeAnswer(vpToken: unknown, check: AnswerCheck): Pro
     const audience = 'origin' in check.binding ? `origin:${check.binding.origin}` : check.binding.clientId
     return verifySdJwtAgePresentation(presentation, { trustList: check.trustList, nonce: check.nonce, audience, threshold: check.threshold, now })
   }
+  // @auth0/mdl loads at the first mdoc presented: a server that never sees one does not hold it.
+  const { dcApiSessionTranscript, openId4VpSessionTranscript, verifyMdocAgePresentation } = await import('./mdoc.ts')
   const sessionTranscript =
     'origin' in check.binding
       ? dcApiSessionTranscript({ origin: check.binding.origin, nonce: check.nonce })

@@ -1,5 +1,4 @@
-import { digest, ES256 } from '@sd-jwt/crypto-nodejs'
-import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
+import type { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import { decodeProtectedHeader, type JWK } from 'jose'
 import type { PresentationFailure, PresentationResult } from './presentation.ts'
 import { findIssuerKey, type TrustList } from './trust-list.ts'
@@ -37,6 +36,8 @@ export async function verifySdJwtAgePresentation(presentation: string, check: Pr
   }
   if (!issuerKey) return { valid: false, failure: 'untrusted_issuer' }
 
+  // Loaded at first use: a server whose visitors never present one does not hold the library.
+  const [{ digest, ES256 }, { SDJwtVcInstance }] = await Promise.all([import('@sd-jwt/crypto-nodejs'), import('@sd-jwt/sd-jwt-vc')])
   const sdjwt = new SDJwtVcInstance({
     hasher: digest,
     verifier: await ES256.getVerifier(issuerKey),

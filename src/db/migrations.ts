@@ -10,6 +10,8 @@ import m0005 from '../../drizzle/0005_credentials_passkeys.sql' with { type: 'te
 import m0006 from '../../drizzle/0006_rate_limits.sql' with { type: 'text' }
 import m0007 from '../../drizzle/0007_integrators.sql' with { type: 'text' }
 import m0008 from '../../drizzle/0008_webhooks.sql' with { type: 'text' }
+import m0009 from '../../drizzle/0009_dashboard.sql' with { type: 'text' }
+import m0010 from '../../drizzle/0010_client_secret_overlap.sql' with { type: 'text' }
 
 export const migrationJournal = journal
 
@@ -24,4 +26,6 @@ export const migrationFiles: Record<string, string> = {
   '0006_rate_limits': m0006,
   '0007_integrators': m0007,
   '0008_webhooks': m0008,
+  '0009_dashboard': m0009,
+  '0010_client_secret_overlap': m0010,
 }

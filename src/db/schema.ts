@@ -9,6 +9,7 @@ import {
   primaryKey,
   text,
   timestamp,
+  uniqueIndex,
   uuid,
 } from 'drizzle-orm/pg-core'
 
@@ -30,6 +31,9 @@ export const clients = pgTable(
     id: text('id').primaryKey(),
     name: text('name').notNull(),
     secretHash: text('secret_hash').notNull(),
+    /** After a rotation with an overlap, the old secret's hash, accepted until `previousSecretExpiresAt`. */
+    previousSecretHash: text('previous_secret_hash'),
+    previousSecretExpiresAt: instant('previous_secret_expires_at'),
     /** Exact-match allow list: scheme, host, port and path compared as strings. */
     redirectUris: text('redirect_uris').array().notNull(),
     status: text('status', { enum: clientStatuses }).notNull().default('active'),
@@ -143,7 +147,8 @@ export const usageDaily = pgTable(
 
 /**
  * Server-wide secrets generated once and shared by every instance: the signing key (unless
- * SIGNING_KEY_FILE is set) and the HMAC keys for client secrets and pairwise subjects.
+ * SIGNING_KEY_FILE is set) and the HMAC keys for client secrets and pairwise subjects. Also, not secret,
+ * which signing key the server last started with (`published_signing_key`, src/keys/published-key.ts).
  */
 export const serverSecrets = pgTable('server_secrets', {
   name: text('name').primaryKey(),
@@ -317,4 +322,51 @@ export const webhookDeliveries = pgTable(
   },
   // The worker's one question, "what is due?", reads only the rows still pending.
   (t) => [index('webhook_deliveries_due').on(t.nextAttemptAt).where(sql`${t.deliveredAt} is null and ${t.deadAt} is null`)],
+)
+
+/**
+ * People who sign in to a client's dashboard (src/dashboard/): each belongs to one client and sees only its
+ * rows. An operator creates them (`ofage users create`); the password is set through a one-time link whose
+ * token is stored only as a SHA-256 hash, and the password only as an argon2id hash.
+ */
+export const dashboardUsers = pgTable(
+  'dashboard_users',
+  {
+    id: text('id').primaryKey(),
+    clientId: text('client_id')
+      .notNull()
+      .references(() => clients.id),
+    /** As the operator typed it; unique whatever its case (the index on lower(email)). */
+    email: text('email').notNull(),
+    /** argon2id (Bun.password); null until the user sets one through their link. */
+    passwordHash: text('password_hash'),
+    /** SHA-256 of the set-password link's token, until it is used or replaced; one link per user at a time. */
+    passwordTokenHash: text('password_token_hash'),
+    passwordTokenExpiresAt: instant('password_token_expires_at'),
+    createdAt: instant('created_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('dashboard_users_email').on(sql`lower(${t.email})`),
+    uniqueIndex('dashboard_users_password_token').on(t.passwordTokenHash),
+    index('dashboard_users_client').on(t.clientId),
+  ],
+)
+
+/**
+ * Signed-in dashboard sessions. The cookie holds a random token; only its SHA-256 is kept, so a copy of
+ * this table signs no one in. A session ends at `expires_at` (absolute) or after a while unused (idle,
+ * from `last_seen_at`), and with its user.
+ */
+export const dashboardSessions = pgTable(
+  'dashboard_sessions',
+  {
+    tokenHash: text('token_hash').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => dashboardUsers.id, { onDelete: 'cascade' }),
+    createdAt: instant('created_at').notNull(),
+    expiresAt: instant('expires_at').notNull(),
+    lastSeenAt: instant('last_seen_at').notNull(),
+  },
+  (t) => [index('dashboard_sessions_user').on(t.userId), index('dashboard_sessions_expires').on(t.expiresAt)],
 )

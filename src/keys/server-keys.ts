@@ -12,15 +12,18 @@ export type ServerKeys = {
   subjectKey: Uint8Array
   /** HMAC key (HS256) that signs age-pass cookies. */
   agePassKey: Uint8Array
+  /** HMAC key for the dashboard's CSRF tokens (src/dashboard/csrf.ts): derived, never stored. */
+  dashboardKey: Uint8Array
 }
 
-export async function loadServerKeys(db: Database, signingKeyFile: string | undefined, now: Date): Promise<ServerKeys> {
+export async function loadServerKeys(db: Database, signingKeyFile: string | undefined, now: Date, options: { createSigningKey?: boolean } = {}): Promise<ServerKeys> {
   const secret = async (name: string) =>
     Buffer.from(await getOrCreateSecret(db, name, () => randomToken(32), now), 'base64url')
   return {
-    signing: await loadSigningKey(db, signingKeyFile, now),
+    signing: await loadSigningKey(db, signingKeyFile, now, { create: options.createSigningKey }),
     clientSecretKey: await secret('client_secret_hmac_key'),
     subjectKey: await secret('subject_hmac_key'),
     agePassKey: await secret('age_pass_hmac_key'),
+    dashboardKey: await secret('dashboard_hmac_key'),
   }
 }

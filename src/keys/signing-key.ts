@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs'
 import { importPKCS8, importSPKI } from 'jose'
 import { ConfigError } from '../config.ts'
 import type { Database } from '../db/client.ts'
-import { getOrCreateSecret } from './server-secrets.ts'
+import { findSecret, getOrCreateSecret } from './server-secrets.ts'
 
 /** The key id the spec publishes (SPEC.md §2.4). Tokens never carry it: verifiers use the single key. */
 export const KEY_ID = 'key_2025_01'
@@ -22,12 +22,18 @@ export type SigningKey = {
 
 /**
  * Loads the key from SIGNING_KEY_FILE, or the one generated on first start and kept in the database so
- * that every instance signs with the same key.
+ * that every instance signs with the same key. With `create: false` (`ofage keys show`) none is generated:
+ * a key shown before any server made one would be a key nobody publishes.
  */
-export async function loadSigningKey(db: Database, signingKeyFile: string | undefined, now: Date): Promise<SigningKey> {
+export async function loadSigningKey(db: Database, signingKeyFile: string | undefined, now: Date, options: { create?: boolean } = {}): Promise<SigningKey> {
   const pem = signingKeyFile
     ? readKeyFile(signingKeyFile)
-    : await getOrCreateSecret(db, 'signing_key', generatePkcs8Pem, now)
+    : options.create === false
+      ? await findSecret(db, 'signing_key')
+      : await getOrCreateSecret(db, 'signing_key', generatePkcs8Pem, now)
+  if (pem === undefined) {
+    throw new ConfigError('SIGNING_KEY_FILE', 'is not set, and the database holds no signing key yet: the server generates one on its first start')
+  }
   return deriveSigningKey(parseRsaKey(pem, signingKeyFile ? 'SIGNING_KEY_FILE' : 'server_secrets.signing_key'))
 }
 

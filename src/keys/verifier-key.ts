@@ -1,6 +1,4 @@
-import 'reflect-metadata'
 import { createHash, X509Certificate } from 'node:crypto'
-import * as x509 from '@peculiar/x509'
 import { importJWK, importPKCS8, type CryptoKey, type JWK } from 'jose'
 import type { Database } from '../db/client.ts'
 import { findSecret, getOrCreateSecret } from './server-secrets.ts'
@@ -54,6 +52,9 @@ export function x509HashClientId(leafBase64: string): string {
 
 async function generateVerifierKey(hostname: string, now: Date): Promise<{ jwk: JWK; certificate: string }> {
   const keys = await crypto.subtle.generateKey(ECDSA, true, ['sign', 'verify'])
+  // Loaded only here, once per database: @peculiar/x509 (and the reflect-metadata it needs first) is large.
+  await import('reflect-metadata')
+  const x509 = await import('@peculiar/x509')
   const certificate = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: Buffer.from(crypto.getRandomValues(new Uint8Array(8))).toString('hex').replace(/^[89a-f]/, '1'),
     name: `CN=${hostname.replace(/[,=+<>#;"\\]/g, '')}, O=ofage verifier`,

@@ -8,12 +8,29 @@ export type Logger = {
 }
 
 export function jsonLogger(write: (line: string) => void = (stderrLines ??= batchedStderr())): Logger {
-  const emit = (level: string, event: string, fields: Record<string, unknown> = {}) =>
-    write(JSON.stringify({ time: new Date().toISOString(), level, event, ...fields }))
+  // Composed as text around the fields' own JSON: no merged copy of the fields per line (a request's log
+  // line was 18% of a JWKS request's CPU with one, measured with `bun run bench --profile`).
+  const emit = (level: string, event: string, fields: Record<string, unknown> = {}) => {
+    const rest = JSON.stringify(fields)
+    write(`{"time":"${isoNow()}","level":"${level}","event":${JSON.stringify(event)}${rest === '{}' ? '}' : `,${rest.slice(1)}`}`)
+  }
   return {
     info: (event, fields) => emit('info', event, fields),
     error: (event, fields) => emit('error', event, fields),
   }
+}
+
+let isoMs = 0
+let iso = ''
+
+/** The time as ISO 8601, formatted once per millisecond however many lines share it. */
+function isoNow(): string {
+  const ms = Date.now()
+  if (ms !== isoMs) {
+    isoMs = ms
+    iso = new Date(ms).toISOString()
+  }
+  return iso
 }
 
 export const silentLogger: Logger = { info() {}, error() {} }

@@ -46,6 +46,8 @@ export function describeClient(client: Client) {
     require_pushed_requests: client.requirePushedRequests,
     status: client.status,
     created_at: client.createdAt.toISOString(),
+    /** Set after a rotation with an overlap: until then the previous secret is accepted too. */
+    rotation_overlap_until: client.previousSecretExpiresAt?.toISOString() ?? null,
   }
 }
 
@@ -107,6 +109,7 @@ export async function listClients(db: Database): Promise<Client[]> {
 }
 
 export type ClientChanges = {
+  name?: string
   status?: ClientStatus
   minAge?: number | null
   verificationLimit?: number | null
@@ -122,6 +125,8 @@ export type ClientChanges = {
 export async function updateClient(db: Database, clientId: string, changes: ClientChanges): Promise<Client | undefined> {
   const client = await findClient(db, clientId)
   if (!client) return undefined
+  const name = changes.name?.trim()
+  if (name === '') throw new OAuthError('invalid_request', 'name must not be empty')
   changes.addRedirectUris?.forEach(checkRedirectUri)
   checkMinAge(changes.minAge)
   checkLimit(changes.verificationLimit)
@@ -134,6 +139,7 @@ export async function updateClient(db: Database, clientId: string, changes: Clie
     .update(clients)
     .set({
       redirectUris,
+      ...(name !== undefined && { name }),
       ...(changes.status !== undefined && { status: changes.status }),
       ...(changes.minAge !== undefined && { minAge: changes.minAge }),
       ...(changes.verificationLimit !== undefined && { verificationLimit: changes.verificationLimit }),
@@ -156,16 +162,33 @@ export function siteHomeUrl(client: Pick<Client, 'homeUrl'>, redirectUri: string
   return client.homeUrl ?? `${new URL(redirectUri).origin}/`
 }
 
-/** Replaces a client's secret; the old one stops working at once. */
-export async function rotateClientSecret(deps: ClientDeps, clientId: string): Promise<{ client: Client; secret: string } | undefined> {
+/** The longest a rotated-out secret may stay valid: long enough to deploy the new one, no longer. */
+export const MAX_SECRET_OVERLAP_SECONDS = 30 * 24 * 3600
+
+/**
+ * Replaces a client's secret. Without an overlap the old one stops working at once (a leaked secret);
+ * with one, it keeps working for that many seconds, so a site can deploy the new secret without an outage.
+ * Only one previous secret is kept: rotating again ends the earlier overlap.
+ */
+export async function rotateClientSecret(deps: ClientDeps, clientId: string, options: { overlapSeconds?: number } = {}): Promise<{ client: Client; secret: string } | undefined> {
+  const overlap = options.overlapSeconds ?? 0
+  if (!Number.isInteger(overlap) || overlap < 0 || overlap > MAX_SECRET_OVERLAP_SECONDS) {
+    throw new OAuthError('invalid_request', `the overlap must be whole seconds from 0 to ${MAX_SECRET_OVERLAP_SECONDS} (30 days)`)
+  }
   const secret = randomToken(32)
+  const now = deps.clock.now()
   return deps.db.transaction(async (tx) => {
     const [client] = await tx
       .update(clients)
-      .set({ secretHash: hashSecret(deps.keys, secret) })
+      .set({
+        secretHash: hashSecret(deps.keys, secret),
+        // The right-hand side reads the row as it was: the secret being replaced.
+        previousSecretHash: overlap > 0 ? sql`${clients.secretHash}` : null,
+        previousSecretExpiresAt: overlap > 0 ? new Date(now.getTime() + overlap * 1000) : null,
+      })
       .where(eq(clients.id, clientId))
       .returning()
-    if (client) await enqueueEvent(tx, client.id, 'client.secret_rotated', { client_id: client.id }, deps.clock.now())
+    if (client) await enqueueEvent(tx, client.id, 'client.secret_rotated', { client_id: client.id }, now)
     return client && { client, secret }
   })
 }
@@ -199,7 +222,7 @@ export async function authenticateClient(
     const client = found?.client
     // Hash even for an unknown id so both failures take the same time.
     const presented = hashSecret(deps.keys, credentials.secret)
-    if (!client || !constantTimeEqual(presented, client.secretHash)) {
+    if (!client || !(constantTimeEqual(presented, client.secretHash) || acceptsPreviousSecret(client, presented, deps.clock.now()))) {
       throw new OAuthError('invalid_client', 'Client authentication failed')
     }
     if (client.status !== 'active') throw new OAuthError('client_suspended', 'This client is suspended')
@@ -211,6 +234,12 @@ export async function authenticateClient(
     }
     throw cause
   }
+}
+
+/** During a rotation's overlap, the secret it replaced. */
+function acceptsPreviousSecret(client: Client, presented: string, now: Date): boolean {
+  const { previousSecretHash, previousSecretExpiresAt } = client
+  return previousSecretHash !== null && previousSecretExpiresAt !== null && now < previousSecretExpiresAt && constantTimeEqual(presented, previousSecretHash)
 }
 
 /** `client_id` and `client_secret` as a form body may carry them (RFC 6749 §2.3.1, client_secret_post). */

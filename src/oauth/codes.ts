@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { and, eq, gt, isNull, lt } from 'drizzle-orm'
+import { and, eq, gt, gte, isNotNull, isNull, lt, or } from 'drizzle-orm'
 import type { Database, Executor } from '../db/client.ts'
 import { auditLogs, authCodes, clients, type MethodClass, type VerificationLevel } from '../db/schema.ts'
 import { OAuthError } from '../errors.ts'
@@ -8,7 +8,7 @@ import { hmacHex, randomToken, sha256Hex } from '../lib/crypto.ts'
 import type { ServerKeys } from '../keys/server-keys.ts'
 import { countMonthToDate, countVerification } from '../usage/counters.ts'
 import type { Client } from './clients.ts'
-import { checkCodeVerifier } from './pkce.ts'
+import { checkCodeVerifier, isCodeVerifier, s256 } from './pkce.ts'
 import { announceRevocation, type RevocationCache } from './revocations.ts'
 import { enqueueEvent } from '../webhooks/events.ts'
 
@@ -126,21 +126,59 @@ export type Verification = {
 
 /**
  * Redeems a code for the authenticated client and returns the verification it was issued for.
- * The bindings are checked first; the redemption itself is a single conditional update, so among any
- * number of concurrent requests (on any number of instances) exactly one gets the verification.
+ * The claim is a single conditional update, so among any number of concurrent requests (on any number of
+ * instances) exactly one gets the verification. A good request is claimed in that one statement, with every
+ * binding checked in it (`claimAtOnce`); anything it leaves unclaimed is read back and judged by
+ * `checkRedemption`, which names the error. The two apply the same rules (test/oauth/redeem-rules.test.ts).
+ * A client with a plan limit takes the second way, since the month's count is read before the claim.
  */
 export async function redeemCode(deps: CodeDeps, client: Client, request: Redemption): Promise<Verification> {
   const now = deps.clock.now()
   const codeHash = sha256Hex(request.code)
+  // With a plan limit, the month's count is read between the checks and the claim (below).
+  if (client.verificationLimit === null) {
+    const claimed = await claimAtOnce(deps.db, client, request, codeHash, now)
+    if (claimed) return claimed
+  }
+
   const [found] = await deps.db
     .select({ code: authCodes, verification: auditLogs })
     .from(authCodes)
     .innerJoin(auditLogs, eq(auditLogs.transactionId, authCodes.transactionId))
     .where(eq(authCodes.codeHash, codeHash))
+  if (!found) throw invalidCode()
+  if (found.code.usedAt && found.code.clientId === client.id) return rejectReplay(deps, found.code.transactionId)
+  checkRedemption(found, client, request, now)
+  // Completions never pass the limit; a count above it means the operator lowered the plan since.
+  if (client.verificationLimit !== null && (await countMonthToDate(deps.db, client.id, now)) > client.verificationLimit) {
+    throw new OAuthError('payment_required', "This client's plan is over its verification limit for the month")
+  }
+  // Every rule holds, and no single-statement claim was tried, or it missed because the code changed in
+  // between (a race the conditional update settles).
+  const late = await deps.db
+    .update(authCodes)
+    .set({ usedAt: now })
+    .where(and(eq(authCodes.codeHash, codeHash), isNull(authCodes.usedAt), gt(authCodes.expiresAt, now)))
+    .returning({ codeHash: authCodes.codeHash })
+  if (late.length === 0) {
+    // Lost a race: another request redeemed it, or it expired between the read and the update.
+    if (found.code.expiresAt <= deps.clock.now()) throw expiredCode()
+    return rejectReplay(deps, found.code.transactionId)
+  }
+  return describeVerification(found.verification)
+}
+
+type StoredCode = { code: typeof authCodes.$inferSelect; verification: typeof auditLogs.$inferSelect }
+
+/**
+ * The rules of a redemption, in the order their errors are reported: the code is the client's, unused,
+ * unexpired, for the same redirect URI, answered by its PKCE verifier, with the same state, and its age
+ * meets the client's minimum. Throws the first rule broken (a used code is the caller's to revoke).
+ */
+export function checkRedemption({ code, verification }: StoredCode, client: Client, request: Redemption, now: Date): void {
   // A code issued to another client is reported exactly like an unknown one.
-  if (!found || found.code.clientId !== client.id) throw new OAuthError('invalid_grant', 'The authorization code is invalid')
-  const { code, verification } = found
-  if (code.usedAt) return rejectReplay(deps, code.transactionId)
+  if (code.clientId !== client.id) throw invalidCode()
+  if (code.usedAt) throw new OAuthError('code_already_used', 'The authorization code has already been used')
   if (code.expiresAt <= now) throw expiredCode()
   if (request.redirectUri !== code.redirectUri || !client.redirectUris.includes(request.redirectUri)) {
     throw new OAuthError('invalid_redirect_uri', 'redirect_uri differs from the one used at authorization')
@@ -155,29 +193,57 @@ export async function redeemCode(deps: CodeDeps, client: Client, request: Redemp
   if (client.minAge !== null && verification.ageOver < client.minAge) {
     throw new OAuthError('age_requirement_not_met', `The verified age ${verification.ageOver} is below this client's minimum of ${client.minAge}`)
   }
-  // Completions never pass the limit; a count above it means the operator lowered the plan since.
-  if (client.verificationLimit !== null && (await countMonthToDate(deps.db, client.id, now)) > client.verificationLimit) {
-    throw new OAuthError('payment_required', "This client's plan is over its verification limit for the month")
-  }
+}
 
-  const claimed = await deps.db
+/**
+ * The rules of `checkRedemption` as one conditional update that claims the code and returns its
+ * verification, or nothing when any rule fails: the token exchange's single round trip.
+ */
+export async function claimAtOnce(db: Executor, client: Client, request: Redemption, codeHash: string, now: Date): Promise<Verification | undefined> {
+  if (!client.redirectUris.includes(request.redirectUri)) return undefined
+  const verifier = request.codeVerifier
+  if (verifier !== undefined && !isCodeVerifier(verifier)) return undefined
+  const rows = await db
     .update(authCodes)
     .set({ usedAt: now })
-    .where(and(eq(authCodes.codeHash, codeHash), isNull(authCodes.usedAt), gt(authCodes.expiresAt, now)))
-    .returning({ codeHash: authCodes.codeHash })
-  if (claimed.length === 0) {
-    // Lost a race: another request redeemed it, or it expired between the read and the update.
-    if (code.expiresAt <= deps.clock.now()) throw expiredCode()
-    return rejectReplay(deps, code.transactionId)
-  }
+    .from(auditLogs)
+    .where(
+      and(
+        eq(authCodes.codeHash, codeHash),
+        eq(auditLogs.transactionId, authCodes.transactionId),
+        eq(authCodes.clientId, client.id),
+        isNull(authCodes.usedAt),
+        gt(authCodes.expiresAt, now),
+        eq(authCodes.redirectUri, request.redirectUri),
+        verifier === undefined ? isNull(authCodes.codeChallenge) : eq(authCodes.codeChallenge, s256(verifier)),
+        request.state === undefined ? or(isNull(authCodes.state), isNotNull(authCodes.codeChallenge)) : eq(authCodes.state, request.state),
+        client.minAge === null ? undefined : gte(auditLogs.ageOver, client.minAge),
+      ),
+    )
+    .returning({
+      transactionId: auditLogs.transactionId,
+      clientId: auditLogs.clientId,
+      subject: auditLogs.subject,
+      ageOver: auditLogs.ageOver,
+      methodClass: auditLogs.methodClass,
+      verificationLevel: auditLogs.verificationLevel,
+    })
+  return rows[0]
+}
+
+function describeVerification(row: typeof auditLogs.$inferSelect): Verification {
   return {
-    transactionId: verification.transactionId,
-    clientId: verification.clientId,
-    subject: verification.subject,
-    ageOver: verification.ageOver,
-    methodClass: verification.methodClass,
-    verificationLevel: verification.verificationLevel,
+    transactionId: row.transactionId,
+    clientId: row.clientId,
+    subject: row.subject,
+    ageOver: row.ageOver,
+    methodClass: row.methodClass,
+    verificationLevel: row.verificationLevel,
   }
+}
+
+function invalidCode(): OAuthError {
+  return new OAuthError('invalid_grant', 'The authorization code is invalid')
 }
 
 /**

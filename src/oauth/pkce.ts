@@ -38,7 +38,17 @@ export function checkCodeVerifier(challenge: string | null, verifier: string | u
   }
   if (verifier === undefined) throw new OAuthError('invalid_request', 'code_verifier is required: the authorization request sent a code_challenge')
   // RFC 7636 §4.6: "If the values are not equal, an error response indicating invalid_grant MUST be returned."
-  if (!VERIFIER.test(verifier) || !constantTimeEqual(createHash('sha256').update(verifier).digest('base64url'), challenge)) {
+  if (!isCodeVerifier(verifier) || !constantTimeEqual(s256(verifier), challenge)) {
     throw new OAuthError('invalid_grant', 'code_verifier does not match the code_challenge')
   }
+}
+
+/** RFC 7636 §4.1: the shape of a verifier. */
+export function isCodeVerifier(verifier: string): boolean {
+  return VERIFIER.test(verifier)
+}
+
+/** RFC 7636 §4.2: the S256 challenge a verifier answers. */
+export function s256(verifier: string): string {
+  return createHash('sha256').update(verifier).digest('base64url')
 }

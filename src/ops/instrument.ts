@@ -1,4 +1,3 @@
-import { carryPeer } from '../ratelimit/peer.ts'
 import { serverError } from '../errors.ts'
 import { withDeadline } from '../lib/deadline.ts'
 import type { Logger } from '../lib/log.ts'
@@ -20,6 +19,8 @@ const patterns: [RegExp, string][] = [
   [/^\/api\/oid4vp\/requests\/[^/]+$/, '/api/oid4vp/requests/:state'],
   // Deeper page paths: what follows the session id names a route, never a value.
   [/^\/s\/[^/]+\/([a-z-]+(\/[a-z-]+){0,3})$/, '/s/:id/$1'],
+  // A dashboard user's own verification, by its transaction id: the id stays out of logs and metrics.
+  [/^\/dashboard\/audit\/[^/]+$/, '/dashboard/audit/:transaction_id'],
 ]
 const fixed = new Set([
   '/',
@@ -35,6 +36,14 @@ const fixed = new Set([
   '/demo',
   '/demo/start',
   '/demo/callback',
+  '/dashboard',
+  '/dashboard/sign-in',
+  '/dashboard/sign-out',
+  '/dashboard/sign-out-everywhere',
+  '/dashboard/set-password',
+  '/dashboard/audit',
+  '/dashboard/audit.csv',
+  '/dashboard/usage',
   '/healthz',
   '/readyz',
   '/metrics',
@@ -53,6 +62,13 @@ export function routeLabel(pathname: string): string {
  */
 export const API_DEADLINE_MS = 10_000
 
+/** Each request's id, for the app's own log lines (requests are not copied to carry it in a header). */
+const requestIds = new WeakMap<Request, string>()
+
+export function requestIdOf(request: Request): string | undefined {
+  return requestIds.get(request)
+}
+
 /**
  * Wraps the app's handler: gives every request an id (a proxy's X-Request-Id if it is plain, else a new
  * one), returns it in X-Request-Id, bounds API calls by API_DEADLINE_MS, and writes one JSON log line and
@@ -63,22 +79,28 @@ export function instrument(handle: (request: Request) => Promise<Response>, log:
     const started = performance.now()
     const offered = request.headers.get('x-request-id')
     const requestId = offered && acceptableId.test(offered) ? offered : crypto.randomUUID()
-    const headers = new Headers(request.headers)
-    headers.set('x-request-id', requestId)
-    const forwarded = new Request(request, { headers })
-    carryPeer(request, forwarded)
+    requestIds.set(request, requestId)
     const pathname = new URL(request.url).pathname
     const route = routeLabel(pathname)
     const response = pathname.startsWith('/api/')
-      ? await withDeadline(handle(forwarded), deadlineMs, () => {
+      ? await withDeadline(handle(request), deadlineMs, () => {
           log.error('request_deadline', { request_id: requestId, route, ms: deadlineMs })
           return Response.json(serverError.toBody(), { status: 500, headers: { 'cache-control': 'no-store' } })
         })
-      : await handle(forwarded)
+      : await handle(request)
     const seconds = (performance.now() - started) / 1000
-    metrics.httpRequests.inc({ method: request.method, route, status: String(response.status) })
-    metrics.httpDuration.observe({ method: request.method, route }, seconds)
+    metrics.http.record(request.method, route, response.status, seconds)
     log.info('request', { request_id: requestId, method: request.method, route, status: response.status, ms: Math.round(seconds * 1000) })
+    return withRequestId(response, requestId)
+  }
+}
+
+/** The response with its request id; copied only when its headers cannot change (Response.redirect()). */
+function withRequestId(response: Response, requestId: string): Response {
+  try {
+    response.headers.set('x-request-id', requestId)
+    return response
+  } catch {
     const out = new Response(response.body, response)
     out.headers.set('x-request-id', requestId)
     return out

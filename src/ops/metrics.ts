@@ -1,4 +1,5 @@
-import { Counter, Histogram, Registry } from 'prom-client'
+import { Counter, Gauge, Registry } from 'prom-client'
+import { registerHttpMetrics } from './http-metrics.ts'
 
 /** The service's Prometheus metrics, one registry per app (tests build many apps in one process). */
 export type Metrics = ReturnType<typeof createMetrics>
@@ -7,19 +8,7 @@ export function createMetrics() {
   const registry = new Registry()
   return {
     registry,
-    httpRequests: new Counter({
-      name: 'ofage_http_requests_total',
-      help: 'HTTP requests by method, route pattern and status',
-      labelNames: ['method', 'route', 'status'] as const,
-      registers: [registry],
-    }),
-    httpDuration: new Histogram({
-      name: 'ofage_http_request_duration_seconds',
-      help: 'HTTP request latency by method and route pattern',
-      labelNames: ['method', 'route'] as const,
-      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-      registers: [registry],
-    }),
+    http: registerHttpMetrics(registry),
     verifications: new Counter({
       name: 'ofage_verifications_total',
       help: 'Checks on the hosted page by method and outcome (approved, failed, unreadable, busy)',
@@ -48,6 +37,19 @@ export function createMetrics() {
       help: 'Requests refused with 429 by an abuse limit, by where (api or page)',
       labelNames: ['route'] as const,
       registers: [registry],
+    }),
+    memory: new Gauge({
+      name: 'ofage_process_memory_bytes',
+      help: "This process's memory by kind: rss (resident), heap_used and heap_total (the JavaScript heap), external (buffers outside it)",
+      labelNames: ['kind'] as const,
+      registers: [registry],
+      collect() {
+        const usage = process.memoryUsage()
+        this.set({ kind: 'rss' }, usage.rss)
+        this.set({ kind: 'heap_used' }, usage.heapUsed)
+        this.set({ kind: 'heap_total' }, usage.heapTotal)
+        this.set({ kind: 'external' }, usage.external)
+      },
     }),
   }
 }

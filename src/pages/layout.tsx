@@ -10,7 +10,6 @@ type LayoutProps = PropsWithChildren<{
 
 /** The frame of every page: language, viewport, our one stylesheet, and the language switch. */
 export function Layout({ lang, title, switchPath, children }: LayoutProps) {
-  const t = languages[lang]
   return (
     <html lang={lang}>
       <head>
@@ -22,23 +21,28 @@ export function Layout({ lang, title, switchPath, children }: LayoutProps) {
       </head>
       <body>
         <main class="card">{children}</main>
-        {switchPath !== undefined && (
-          <nav class="languages" aria-label={t.languageSwitch}>
-            {Object.entries(languages).map(([code, messages]) =>
-              code === lang ? (
-                <span aria-current="true" lang={code} safe>
-                  {messages.languageName}
-                </span>
-              ) : (
-                <a href={withLang(switchPath, code)} hreflang={code} lang={code} safe>
-                  {messages.languageName}
-                </a>
-              ),
-            )}
-          </nav>
-        )}
+        {switchPath !== undefined && <LanguageSwitch lang={lang} switchPath={switchPath} />}
       </body>
     </html>
+  )
+}
+
+/** Links to the same page in every other language; the current one is named, not linked. */
+export function LanguageSwitch({ lang, switchPath }: { lang: Language; switchPath: string }) {
+  return (
+    <nav class="languages" aria-label={languages[lang].languageSwitch}>
+      {Object.entries(languages).map(([code, messages]) =>
+        code === lang ? (
+          <span aria-current="true" lang={code} safe>
+            {messages.languageName}
+          </span>
+        ) : (
+          <a href={withLang(switchPath, code)} hreflang={code} lang={code} safe>
+            {messages.languageName}
+          </a>
+        ),
+      )}
+    </nav>
   )
 }
 

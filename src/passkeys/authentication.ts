@@ -1,4 +1,3 @@
-import { generateAuthenticationOptions, verifyAuthenticationResponse } from '@simplewebauthn/server'
 import type { PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server'
 import type { Database } from '../db/client.ts'
 import type { Clock } from '../lib/clock.ts'
@@ -23,6 +22,8 @@ export async function createAuthenticationOptions(
   deps: AuthenticationDeps,
   input: { sessionIdHash: string; rp: RelyingParty; purpose: AssertionPurpose },
 ): Promise<PublicKeyCredentialRequestOptionsJSON> {
+  // Loaded at first use, as every verification method's library: a server that never sees one does not hold it.
+  const { generateAuthenticationOptions } = await import('@simplewebauthn/server')
   const options = await generateAuthenticationOptions({
     rpID: input.rp.id,
     allowCredentials: [],
@@ -49,6 +50,7 @@ export async function verifyPasskeyAssertion(
   if (!(await consumePasskeyChallenge(deps, input.sessionIdHash, input.purpose, challenge))) return { verified: false, failure: 'challenge_expired' }
   const passkey = await findPasskey(deps.db, response.id)
   if (!passkey) return { verified: false, failure: 'unknown_passkey' }
+  const { verifyAuthenticationResponse } = await import('@simplewebauthn/server')
   let verified
   try {
     verified = await verifyAuthenticationResponse({

@@ -1,4 +1,3 @@
-import { generateRegistrationOptions, verifyRegistrationResponse } from '@simplewebauthn/server'
 import type { PublicKeyCredentialCreationOptionsJSON } from '@simplewebauthn/server'
 import type { Database } from '../db/client.ts'
 import type { MethodClass } from '../db/schema.ts'
@@ -44,6 +43,8 @@ export async function createRegistrationOptions(
   const userID = new TextEncoder().encode(input.check.personKey)
   // Person keys we mint are 43 characters; anything longer cannot be a handle, so it is no usable pass.
   if (userID.length > MAX_USER_HANDLE_BYTES) return 'no_age_pass'
+  // Loaded at first use (see authentication.ts).
+  const { generateRegistrationOptions } = await import('@simplewebauthn/server')
   const options = await generateRegistrationOptions({
     rpName: input.rp.name,
     rpID: input.rp.id,
@@ -72,6 +73,7 @@ export async function registerPasskey(
   if (!challenge) return { saved: false, failure: 'invalid_response' }
   const purpose = { kind: 'register', passId: input.check.passId } as const
   if (!(await consumePasskeyChallenge(deps, input.sessionIdHash, purpose, challenge))) return { saved: false, failure: 'challenge_expired' }
+  const { verifyRegistrationResponse } = await import('@simplewebauthn/server')
   let verified
   try {
     verified = await verifyRegistrationResponse({

@@ -17,9 +17,3 @@ export function peerAddress(request: Request, trustProxy: boolean): string {
   }
   return peers.get(request) ?? 'local'
 }
-
-/** The app sees a copy of the request the server received (with its request id): it keeps the address. */
-export function carryPeer(from: Request, to: Request): void {
-  const address = peers.get(from)
-  if (address) peers.set(to, address)
-}

@@ -47,7 +47,8 @@ export function resolveInterval(query: UsageQuery, context: { now: Date; clientC
 const dateOnly = /^(\d{4})-(\d{2})-(\d{2})$/
 const timestamp = /^(\d{4})-(\d{2})-(\d{2})T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i
 
-function parseBound(name: string, value: string, side: 'start' | 'end'): Date {
+/** A `YYYY-MM-DD` date (its first instant, or the next day's for an `end`) or an ISO 8601 timestamp; `name` labels the error. */
+export function parseBound(name: string, value: string, side: 'start' | 'end'): Date {
   const isDateOnly = dateOnly.test(value)
   const match = isDateOnly ? dateOnly.exec(value) : timestamp.exec(value)
   const instant = new Date(isDateOnly ? `${value}T00:00:00Z` : value)

@@ -2,6 +2,8 @@ import type { Services } from '../boot.ts'
 import { OAuthError } from '../errors.ts'
 import { addWebhookEndpoint, listDeadDeliveries, listWebhookEndpoints, removeWebhookEndpoint, replayDelivery } from './endpoints.ts'
 
+export const WEBHOOKS_SUBCOMMANDS = ['add', 'list', 'remove', 'dead', 'replay'] as const
+
 export const WEBHOOKS_USAGE = `webhooks add CLIENT_ID --url URL [--event TYPE …] | list CLIENT_ID | remove ENDPOINT_ID
   webhooks dead [--client CLIENT_ID] | replay DELIVERY_ID`
 

@@ -18,6 +18,7 @@ const report: Report = {
   signsAll: 10_000,
   commits: 30_000,
   helloWorld: result(100_000),
+  peer: { result: result(3_000), runtime: 'Node v20' },
   workers: 2,
   peakRssMiB: 120,
   rows: [
@@ -34,15 +35,17 @@ test('figures against their ceilings, each target met or not, the chart, and the
   writeReport(report, markdown, svg)
   const first = readFileSync(markdown, 'utf8')
   expect(first).toContain('| token exchange (c64) | 4,500 |')
-  expect(first).toMatch(/\| token exchange \(c64\) .*\| 45% \| ≥ 40% of signing \| yes \|/)
+  expect(first).toMatch(/\| token exchange \(c64\) .*\| 45%; 1\.50× the peer \| ≥ 40% of signing, ≥ 1\.5× the peer \| yes \|/)
+  expect(first).toContain("**Peer:** node-oidc-provider 9.13's token endpoint")
   expect(first).toMatch(/\| JWKS \(c64\) .*\| 80% \| ≥ 90% of hello world \| \*\*no\*\* \|/)
   expect(first).toMatch(/\| usage report, month \(c64\) .*\| p99 < 20 ms \| \*\*no\*\* \|/)
   expect(readFileSync(svg, 'utf8')).toStartWith('<svg')
 
   writeFileSync(markdown, `${first}\nThe exchange is bound by X, measured by Y.\n`)
-  writeReport({ ...report, rows: [{ ...report.rows[0]!, result: result(3_000) }] }, markdown, svg)
+  writeReport({ ...report, rows: [{ ...report.rows[0]!, result: result(4_400) }] }, markdown, svg)
   const second = readFileSync(markdown, 'utf8')
-  expect(second).toContain('| token exchange (c64) | 3,000 |')
+  // 44% of signing meets the first half; 1.47× the peer misses the second.
+  expect(second).toMatch(/\| token exchange \(c64\) \| 4,400 \|.*\| 44%; 1\.47× the peer \| ≥ 40% of signing, ≥ 1\.5× the peer \| \*\*no\*\* \|/)
   expect(second).toContain('The exchange is bound by X, measured by Y.')
   expect(second.match(/<!-- analysis/g)).toHaveLength(1)
 })

@@ -29,6 +29,8 @@ describe('migrations', () => {
         'auth_codes',
         'clients',
         'credential_requests',
+        'dashboard_sessions',
+        'dashboard_users',
         'passkeys',
         'pushed_requests',
         'rate_limits',

@@ -280,8 +280,11 @@ describe('createAgeEstimator (worker pool)', () => {
     for (const face of frame.faces) expectPlausibleFace(face, frame)
     console.log(`worker: ${frame.ms} ms for the frame, ${ticks} timer ticks, longest gap ${maxGap.toFixed(1)} ms`)
     expect(frame.ms).toBeGreaterThan(50)
-    expect(ticks).toBeGreaterThan(frame.ms / 20)
-    expect(maxGap).toBeLessThan(50)
+    // A loop blocked by the analysis would tick never and wait the whole frame at once. On a busy two-core CI
+    // machine a collection or the result's transfer can hold the loop tens of milliseconds, so the bounds are
+    // relative to the frame: at least a quarter of the ticks a free loop gets, no wait longer than a quarter frame.
+    expect(ticks).toBeGreaterThan(frame.ms / 40)
+    expect(maxGap).toBeLessThan(Math.max(50, frame.ms / 4))
   }, LOAD_TIMEOUT)
 
   test('errors inside the worker reject; a decode error keeps its name', async () => {

@@ -5,10 +5,14 @@ import fc, { type Arbitrary } from 'fast-check'
 import { createDevIssuer, issueDevCredential, type DevCredentialFormat } from '../../src/credentials/dev-issuer.ts'
 import { answerRequest, createDevWallet, presentToVerifier } from '../../src/credentials/dev-wallet.ts'
 import { ageQuery } from '../../src/credentials/openid4vp.ts'
+import { preSessionCsrfToken, sessionCsrfToken } from '../../src/dashboard/csrf.ts'
+import { createDashboardSession } from '../../src/dashboard/sessions.ts'
+import { createDashboardUser, issuePasswordLink, setPasswordWithToken } from '../../src/dashboard/users.ts'
 import { DEMO_CLIENT_ID, demoRedirectUri } from '../../src/demo/demo-client.ts'
 import { errorStatus, type ErrorCode } from '../../src/errors.ts'
 import { EstimatorBusyError, ImageDecodeError, type AgeEstimator, type FaceObservation } from '../../src/estimator/types.ts'
 import type { Logger } from '../../src/lib/log.ts'
+import { randomToken } from '../../src/lib/crypto.ts'
 import { createTestContext, PUBLIC_URL, REDIRECT_URI } from '../helpers.ts'
 import { testBrowser } from '../verification/browser.ts'
 
@@ -26,6 +30,7 @@ import { testBrowser } from '../verification/browser.ts'
 export type Real =
   | 'clientId' | 'secret' | 'redirectUri' | 'state' | 'code' | 'token' | 'session' | 'csrf' | 'browser' | 'agePass'
   | 'walletState' | 'requestId' | 'answeredRequestId' | 'challenge' | 'demoState' | 'demoCode' | 'metricsToken' | 'sdJwt' | 'mdoc'
+  | 'dashboardSession' | 'dashboardCsrf' | 'dashboardForm' | 'dashboardFormCsrf' | 'dashboardEmail' | 'dashboardPassword' | 'passwordToken' | 'transactionId'
 
 export type Piece =
   | string
@@ -127,6 +132,7 @@ function shapes(hostile: Arbitrary<Piece>, strict: boolean): Shape[] {
     { weight: 1, arbitrary: words('Basic', 'Basic %%%', 'Basic ====', 'basic Y2w6', 'Basic Og==', 'Basic AA==', 'Bearer x', 'Basic  Y2w6eA==', 'Basic Y2w6eA== extra') },
   )
   const pageCookies = { ofage_browser: mix(real('browser')), ofage_pass: mix(real('agePass')) }
+  const dashboardCookies = { ofage_dashboard: mix(real('dashboardSession')), ofage_dashboard_form: mix(real('dashboardForm')) }
   const origin = fc.oneof({ weight: 4, arbitrary: words(PUBLIC_URL, 'null') }, { weight: strict ? 0 : 1, arbitrary: words('https://evil.example', PUBLIC_URL.toUpperCase()) })
   const csrfHeader = { 'x-csrf-token': mix(real('csrf')), accept: mix(words('application/json', 'text/html')), origin: mix(origin) }
   const sessionId = mix(real('session'))
@@ -154,6 +160,47 @@ function shapes(hostile: Arbitrary<Piece>, strict: boolean): Shape[] {
     form(kind, ['s', sessionId, 'forget'], {}),
     form(kind, ['s', sessionId, 'methods', mix(words('face', 'sandbox', 'credential')), 'challenge'], {}),
   ])
+  const lang = { lang: mix(words('en', 'de')) }
+  const auditQuery = {
+    ...lang,
+    transaction_id: mix(real('transactionId'), words('', '00000000-0000-4000-8000-000000000000')),
+    from: mix(words('', '2026-11-01', '2026-02-30')),
+    to: mix(words('', '2026-11-30', '1970-01-01')),
+    method_class: mix(words('', 'age_only', 'biometric')),
+    level: mix(words('', 'first_verification', 're_verification')),
+  }
+  const dashboardGet = (path: string[], query: Fields = lang, pattern?: string): Shape => ({
+    name: `GET /${path.map((p) => (typeof p === 'string' ? p : ':transaction_id')).join('/')}`,
+    pattern,
+    method: 'GET',
+    path,
+    query,
+    cookies: dashboardCookies,
+    headers: { 'accept-language': mix(words('de', 'en;q=0.5', '*')) },
+  })
+  const dashboardPost = (path: string, fields: BodyFields, csrf: Real): Shape => ({
+    name: `POST /dashboard/${path}`,
+    method: 'POST',
+    path: ['dashboard', ...path.split('/')],
+    query: lang,
+    body: { type: 'form', fields: { csrf: mix(real(csrf)), ...fields } },
+    headers: { origin: mix(origin), 'x-forwarded-for': mix(words('198.51.100.7', '2001:db8::1')) },
+    cookies: dashboardCookies,
+  })
+  const password = mix(real('dashboardPassword'), words('short', 'x'.repeat(300)))
+  const dashboard: Shape[] = [
+    dashboardGet(['dashboard']),
+    dashboardGet(['dashboard', 'sign-in'], { ...lang, notice: mix(words('signed_out', 'signed_out_everywhere', 'password_set')) }),
+    dashboardGet(['dashboard', 'set-password'], { ...lang, token: mix(edited('passwordToken')) }),
+    dashboardGet(['dashboard', 'audit'], { ...auditQuery, before: mix(words('2026-11-22T12:00:00.000Z_ffffffff-ffff-4fff-bfff-ffffffffffff')) }),
+    dashboardGet(['dashboard', 'audit.csv'], auditQuery),
+    dashboardGet(['dashboard', 'usage']),
+    { ...dashboardGet(['dashboard', 'audit', '']), name: 'GET /dashboard/audit/:transaction_id', path: ['dashboard', 'audit', mix(edited('transactionId'))] },
+    dashboardPost('sign-in', { email: mix(real('dashboardEmail')), password }, 'dashboardFormCsrf'),
+    dashboardPost('set-password', { token: mix(edited('passwordToken')), password, confirm: password }, 'dashboardFormCsrf'),
+    dashboardPost('sign-out', {}, 'dashboardCsrf'),
+    dashboardPost('sign-out-everywhere', {}, 'dashboardCsrf'),
+  ]
   return [
     {
       name: 'POST /api/oauth/token',
@@ -242,6 +289,7 @@ function shapes(hostile: Arbitrary<Piece>, strict: boolean): Shape[] {
     passkey('passkey/register', { response: mix(assertion) }),
     passkey('passkey', { response: mix(assertion) }),
     passkey('passkey/delete', { response: mix(assertion) }),
+    ...dashboard,
     { name: 'GET /demo', method: 'GET', path: ['demo'] },
     { name: 'GET /demo/start', method: 'GET', path: ['demo', 'start'], query: { age: mix(words('18', '21')) } },
     { name: 'GET /demo/callback', method: 'GET', path: ['demo', 'callback'], query: { code: mix(real('demoCode')), state: mix(real('demoState')) }, cookies: { ofage_demo_state: mix(real('demoState')) } },
@@ -289,7 +337,7 @@ function requestFor(shape: Shape, hostile: Arbitrary<Piece>, strict: boolean): A
       oddity: vary(fc.constant('none' as const), fc.constantFrom('no-end', 'lf', 'wrong-boundary', 'no-boundary'), 3),
     })
   })
-  const cookieName = fc.oneof(fc.constantFrom('ofage_browser', 'ofage_pass', 'ofage_demo_state', ...protoKeys), hostile)
+  const cookieName = fc.oneof(fc.constantFrom('ofage_browser', 'ofage_pass', 'ofage_demo_state', 'ofage_dashboard', 'ofage_dashboard_form', ...protoKeys), hostile)
   return fc.record({
     route: fc.constant(shape.name),
     method: vary(fc.constant(shape.method), fc.constantFrom(...otherMethods), 12),
@@ -310,7 +358,7 @@ function requestFor(shape: Shape, hostile: Arbitrary<Piece>, strict: boolean): A
 
 /** Requests to paths the app does not serve, under /api/ and elsewhere, long ones included. */
 function unknownPaths(hostile: Arbitrary<Piece>): Arbitrary<RequestSpec> {
-  const segment = fc.oneof(fc.constantFrom('api', 's', 'oauth', 'verify', 'token', 'assets', 'demo', ''), hostile)
+  const segment = fc.oneof(fc.constantFrom('api', 's', 'oauth', 'verify', 'token', 'assets', 'demo', 'dashboard', 'audit', ''), hostile)
   return fc.record({
     route: fc.constant('unknown path'),
     method: fc.constantFrom(...otherMethods),
@@ -538,11 +586,20 @@ export async function createFuzzTarget() {
   const logged = new Map<string, unknown>()
   const log: Logger = { info() {}, error: (event, fields) => void logged.set(String(fields?.request_id), { event, ...fields }) }
   const many = '1000000'
-  const env = { OFAGE_DEMO: '1', METRICS_TOKEN, CREDENTIAL_TRUST_LIST: join(dir, 'trust-list.pem'), TRUST_PROXY: '1', RATE_LIMIT_AUTH_FAILURES: many, RATE_LIMIT_SESSIONS: many, RATE_LIMIT_CHECKS: many }
+  const env = {
+    OFAGE_DEMO: '1', METRICS_TOKEN, CREDENTIAL_TRUST_LIST: join(dir, 'trust-list.pem'), TRUST_PROXY: '1',
+    RATE_LIMIT_AUTH_FAILURES: many, RATE_LIMIT_SESSIONS: many, RATE_LIMIT_CHECKS: many, RATE_LIMIT_SIGNIN_ACCOUNT: many, RATE_LIMIT_SIGNIN_ADDRESS: many,
+  }
   const ctx = await createTestContext({ env, log, estimator: fuzzEstimator() })
   const shop = await ctx.createClient({ name: 'Fuzz shop' })
   const sandbox = await ctx.createClient({ name: 'Fuzz sandbox', sandbox: true })
   const token = (await ctx.tokenFor(shop)).access_token
+  // A dashboard user of the shop who signs in, and one whose password the fuzzer's real links set (again and again).
+  const DASHBOARD_PASSWORD = 'fuzz dashboard password'
+  const dashboardUser = await createDashboardUser(ctx.deps, { clientId: shop.id, email: 'fuzz@shop.example' })
+  await setPasswordWithToken(ctx.deps, dashboardUser.link.token, DASHBOARD_PASSWORD)
+  const pendingUser = (await createDashboardUser(ctx.deps, { clientId: shop.id, email: 'pending@shop.example' })).user
+  const { transactionId } = await ctx.issueCode({ clientId: shop.id })
 
   async function walletWith(format: DevCredentialFormat) {
     const wallet = await createDevWallet()
@@ -559,6 +616,7 @@ export async function createFuzzTarget() {
   const fixed: Partial<Record<Real, string>> = {
     clientId: shop.id, secret: shop.secret, redirectUri: REDIRECT_URI, state: 'st', token, demoState: DEMO_STATE, metricsToken: METRICS_TOKEN,
     sdJwt: await presentation('sd-jwt'), mdoc: await presentation('av'),
+    dashboardEmail: 'fuzz@shop.example', dashboardPassword: DASHBOARD_PASSWORD, transactionId,
   }
 
   type Live = { id: string; csrf: string; browser: string; uses: number }
@@ -607,6 +665,12 @@ export async function createFuzzTarget() {
         case 'browser': return session.browser
         case 'agePass': return currentAgePass()
         case 'code': return (await ctx.issueCode({ clientId: shop.id, state: 'st' })).code
+        // A fresh dashboard session per request: the fuzzer signs out now and then.
+        case 'dashboardSession': return (await createDashboardSession(ctx.deps, dashboardUser.user.id)).token
+        case 'dashboardCsrf': return sessionCsrfToken(ctx.deps.keys.dashboardKey, await get('dashboardSession'))
+        case 'dashboardForm': return randomToken(24)
+        case 'dashboardFormCsrf': return preSessionCsrfToken(ctx.deps.keys.dashboardKey, await get('dashboardForm'))
+        case 'passwordToken': return (await issuePasswordLink(ctx.deps, pendingUser.id))!.token
         case 'demoCode': return (await ctx.issueCode({ clientId: DEMO_CLIENT_ID, redirectUri: demoRedirectUri(PUBLIC_URL), state: DEMO_STATE })).code
         case 'challenge': return (await post('methods/face/challenge')).challenge ?? 'no-challenge'
         case 'answeredRequestId': {
@@ -626,7 +690,8 @@ export async function createFuzzTarget() {
       }
     }
     const memo = new Map<Real, Promise<string>>()
-    return (name) => memo.get(name) ?? memo.set(name, make(name)).get(name)!
+    const get = (name: Real): Promise<string> => memo.get(name) ?? memo.set(name, make(name)).get(name)!
+    return get
   }
 
   return {

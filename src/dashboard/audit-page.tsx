@@ -1,0 +1,161 @@
+import type { AuditLog } from '../audit/audit-logs.ts'
+import { methodClasses, verificationLevels } from '../db/schema.ts'
+import type { AuditQueryValues } from './audit-query.ts'
+import { dashboardLanguages } from './i18n.ts'
+import { DashboardLayout, href, type Account, type View } from './layout.tsx'
+
+type AuditPageProps = {
+  view: View
+  account: Account
+  query: AuditQueryValues
+  rows: AuditLog[]
+  /** The next (older) page's address, when there is one; whether this page is past the first. */
+  olderHref: string | undefined
+  paged: boolean
+  firstPageHref: string
+  csvHref: string
+  switchPath: string
+}
+
+/** The audit log: the search form, one page of rows newest first, the way to older rows, the CSV. */
+export function AuditPage({ view, account, query, rows, olderHref, paged, firstPageHref, csvHref, switchPath }: AuditPageProps) {
+  const t = dashboardLanguages[view.lang]
+  const selected = (value: string | undefined, option: string) => (value ?? '') === option
+  return (
+    <DashboardLayout view={view} title={t.auditLog} account={account} switchPath={switchPath}>
+      <h1 safe>{t.auditLog}</h1>
+      <p safe>{t.auditIntro}</p>
+      <form method="get" action="/dashboard/audit" class="filters" aria-labelledby="filters-heading">
+        <h2 id="filters-heading" safe>
+          {t.filters}
+        </h2>
+        {view.explicit && <input type="hidden" name="lang" value={view.lang} />}
+        <div class="field wide">
+          <label for="transaction_id" safe>
+            {t.transactionId}
+          </label>
+          <input id="transaction_id" name="transaction_id" type="search" maxlength="64" spellcheck="false" autocomplete="off" value={query.transaction_id ?? ''} />
+        </div>
+        <div class="field">
+          <label for="from" safe>
+            {t.from}
+          </label>
+          <input id="from" name="from" type="date" value={query.from ?? ''} />
+        </div>
+        <div class="field">
+          <label for="to" safe>
+            {t.to}
+          </label>
+          <input id="to" name="to" type="date" value={query.to ?? ''} />
+        </div>
+        <div class="field">
+          <label for="method_class" safe>
+            {t.methodClass}
+          </label>
+          <select id="method_class" name="method_class">
+            <option value="" selected={selected(query.method_class, '')} safe>
+              {t.any}
+            </option>
+            {methodClasses.map((value) => (
+              <option value={value} selected={selected(query.method_class, value)} safe>
+                {t.classes[value]}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div class="field">
+          <label for="level" safe>
+            {t.level}
+          </label>
+          <select id="level" name="level">
+            <option value="" selected={selected(query.level, '')} safe>
+              {t.any}
+            </option>
+            {verificationLevels.map((value) => (
+              <option value={value} selected={selected(query.level, value)} safe>
+                {t.levels[value]}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div class="actions">
+          <button type="submit" safe>
+            {t.search}
+          </button>
+          <a href={href(view, '/dashboard/audit')} safe>
+            {t.clearFilters}
+          </a>
+        </div>
+      </form>
+      <div class="table-wrap" role="region" aria-labelledby="audit-caption" tabindex="0">
+        <table class="audit">
+          <caption id="audit-caption" safe>
+            {t.caption}
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col" safe>{t.columns.time}</th>
+              <th scope="col" safe>{t.columns.transactionId}</th>
+              <th scope="col" safe>{t.columns.methodClass}</th>
+              <th scope="col" safe>{t.columns.level}</th>
+              <th scope="col" safe>{t.columns.ageOver}</th>
+              <th scope="col" safe>{t.columns.method}</th>
+              <th scope="col" safe>{t.columns.revoked}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.length === 0 ? (
+              <tr>
+                <td colspan="7" safe>
+                  {t.noRows}
+                </td>
+              </tr>
+            ) : (
+              rows.map((row) => (
+                <tr>
+                  <td>
+                    <time datetime={row.createdAt.toISOString()} safe>
+                      {formatInstant(row.createdAt)}
+                    </time>
+                  </td>
+                  <td class="mono">
+                    <a href={href(view, `/dashboard/audit/${row.transactionId}`)} safe>
+                      {row.transactionId}
+                    </a>
+                  </td>
+                  <td class="mono" safe>{row.methodClass}</td>
+                  <td class="mono" safe>{row.verificationLevel}</td>
+                  <td>{row.ageOver}</td>
+                  <td class="mono" safe>{row.method ?? '–'}</td>
+                  <td safe>{row.revokedAt ? t.yes : t.no}</td>
+                </tr>
+              ))
+            )}
+          </tbody>
+        </table>
+      </div>
+      <nav class="pager" aria-label={t.caption}>
+        {paged && (
+          <a href={firstPageHref} safe>
+            {t.newest}
+          </a>
+        )}
+        {olderHref && (
+          <a href={olderHref} rel="next" safe>
+            {t.older}
+          </a>
+        )}
+      </nav>
+      <p>
+        <a href={csvHref} download="" safe>
+          {t.downloadCsv}
+        </a>
+      </p>
+    </DashboardLayout>
+  )
+}
+
+/** `2026-11-22 12:00:00` (UTC), the same in every language: what integrators compare with their logs. */
+export function formatInstant(instant: Date): string {
+  return instant.toISOString().replace('T', ' ').replace(/\.\d{3}Z$/, '')
+}

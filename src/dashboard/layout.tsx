@@ -1,0 +1,98 @@
+import type { PropsWithChildren } from '@kitajs/html'
+import type { Language } from '../pages/i18n.ts'
+import { LanguageSwitch, withLang } from '../pages/layout.tsx'
+import { dashboardLanguages } from './i18n.ts'
+
+/** The language of a dashboard page, and whether the user chose it (`?lang=`): then links keep it. */
+export type View = { lang: Language; explicit: boolean }
+
+/** A dashboard path, with `lang` when the user chose the language. */
+export function href(view: View, path: string): string {
+  return view.explicit ? withLang(path, view.lang) : path
+}
+
+/** The signed-in user as the frame shows them, with the CSRF token of the sign-out forms. */
+export type Account = { email: string; clientId: string; clientName: string; sandbox: boolean; csrf: string }
+
+type LayoutProps = PropsWithChildren<{
+  view: View
+  title: string
+  account?: Account | undefined
+  /** Where the language links point, without `lang`. */
+  switchPath: string
+}>
+
+/** The frame of every dashboard page: who is signed in, the navigation, the page, the language switch. */
+export function DashboardLayout({ view, title, account, switchPath, children }: LayoutProps) {
+  const t = dashboardLanguages[view.lang]
+  return (
+    <html lang={view.lang}>
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <meta name="referrer" content="no-referrer" />
+        <title safe>{`${title} · ofage`}</title>
+        <link rel="stylesheet" href="/assets/ofage.css" />
+      </head>
+      <body class="dashboard">
+        <header class="topbar">
+          <p class="brand">
+            ofage <span safe>{t.dashboard}</span>
+            {account && (
+              <>
+                {' · '}
+                <span safe>{account.clientName}</span>
+              </>
+            )}
+          </p>
+          {account && (
+            <nav aria-label={t.mainNav}>
+              <ul>
+                <li>
+                  <a href={href(view, '/dashboard/audit')} safe>
+                    {t.auditLog}
+                  </a>
+                </li>
+                <li>
+                  <a href={href(view, '/dashboard/usage')} safe>
+                    {t.usage}
+                  </a>
+                </li>
+                <li>
+                  <form method="post" action={href(view, '/dashboard/sign-out')}>
+                    <input type="hidden" name="csrf" value={account.csrf} />
+                    <button type="submit" class="link" safe>
+                      {t.signOut}
+                    </button>
+                  </form>
+                </li>
+                <li>
+                  <form method="post" action={href(view, '/dashboard/sign-out-everywhere')}>
+                    <input type="hidden" name="csrf" value={account.csrf} />
+                    <button type="submit" class="link" safe>
+                      {t.signOutEverywhere}
+                    </button>
+                  </form>
+                </li>
+              </ul>
+            </nav>
+          )}
+        </header>
+        <main class="panel">
+          {account && (
+            <p class="small" safe>
+              {t.signedInAs(account.email)}
+            </p>
+          )}
+          {account?.sandbox && (
+            <p class="notice" safe>
+              {t.sandboxNotice}
+            </p>
+          )}
+          {children}
+        </main>
+        <LanguageSwitch lang={view.lang} switchPath={switchPath} />
+      </body>
+    </html>
+  )
+}

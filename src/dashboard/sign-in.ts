@@ -1,0 +1,28 @@
+import type { Database } from '../db/client.ts'
+import type { Clock } from '../lib/clock.ts'
+import { sha256Hex } from '../lib/crypto.ts'
+import { takeHit, type Limit } from '../ratelimit/limits.ts'
+import { verifyPassword } from './passwords.ts'
+import { createDashboardSession } from './sessions.ts'
+import { findUserByEmail, normaliseEmail } from './users.ts'
+
+export type SignInDeps = { db: Database; clock: Clock; limits: { signInAccount: Limit; signInAddress: Limit } }
+
+export type SignInResult = { ok: true; token: string; expiresAt: Date } | { ok: false }
+
+/**
+ * Checks an email and password and opens a session. Every attempt counts against the address and against
+ * the account, atomically and before the password is checked, so a burst cannot get more guesses than the
+ * limits allow (a RateLimitedError past them). The account key is the email's hash, counted alike whether
+ * or not it has an account, and a wrong email costs the same argon2 work as a wrong password: neither the
+ * answer, its timing nor the limit tells whether an email has an account.
+ */
+export async function signIn(deps: SignInDeps, input: { email: string; password: string; address: string }): Promise<SignInResult> {
+  const email = normaliseEmail(input.email)
+  await takeHit(deps, `dashboard-sign-in:address:${input.address}`, deps.limits.signInAddress)
+  await takeHit(deps, `dashboard-sign-in:account:${sha256Hex(email)}`, deps.limits.signInAccount)
+  const user = email === '' ? undefined : await findUserByEmail(deps.db, email)
+  const matches = await verifyPassword(input.password, user?.passwordHash)
+  if (!user || !matches) return { ok: false }
+  return { ok: true, ...(await createDashboardSession(deps, user.id)) }
+}

@@ -1,0 +1,152 @@
+import type { Services } from '../boot.ts'
+import { OAuthError } from '../errors.ts'
+import { formatFields, formatTable, UsageError, type Output } from '../lib/command-line.ts'
+import {
+  createClient,
+  describeClient,
+  findClient,
+  listClients,
+  rotateClientSecret,
+  updateClient,
+  type Client,
+  type ClientChanges,
+} from './clients.ts'
+import { deleteClient } from './delete-client.ts'
+
+export const CLIENTS_SUBCOMMANDS = ['create', 'list', 'show', 'suspend', 'activate', 'rotate-secret', 'update', 'delete'] as const
+
+export type ClientFlags = {
+  name?: string | undefined
+  'redirect-uri'?: string[] | undefined
+  'add-redirect-uri'?: string[] | undefined
+  'remove-redirect-uri'?: string[] | undefined
+  'min-age'?: string | undefined
+  limit?: string | undefined
+  'face-buffer'?: string | undefined
+  'home-url'?: string | undefined
+  overlap?: string | undefined
+  sandbox?: boolean | undefined
+  'require-pkce'?: string | undefined
+  'require-par'?: string | undefined
+  force?: boolean | undefined
+}
+
+/** `ofage clients …`: create, list, show, change and delete the sites that use the service. */
+export async function clientsCommand(services: Services, sub: string | undefined, id: string | undefined, flags: ClientFlags): Promise<Output> {
+  const { deps } = services
+  if (sub === 'create') {
+    if (!flags.name) throw new UsageError('clients create needs --name NAME')
+    const { client, secret } = await createClient(deps, {
+      name: flags.name,
+      redirectUris: flags['redirect-uri'] ?? [],
+      minAge: readOptionalInt('--min-age', flags['min-age']),
+      verificationLimit: readOptionalInt('--limit', flags.limit),
+      faceBuffer: readOptionalInt('--face-buffer', flags['face-buffer']),
+      homeUrl: flags['home-url'],
+      sandbox: flags.sandbox ?? false,
+      requirePkce: readSwitch('--require-pkce', flags['require-pkce']),
+      requirePushedRequests: readSwitch('--require-par', flags['require-par']),
+    })
+    return withSecret(client, secret)
+  }
+  if (sub === 'list') {
+    const json = (await listClients(deps.db)).map(describeClient)
+    const rows = json.map((c) => [c.client_id, c.status, c.sandbox ? 'yes' : 'no', c.verification_limit === null ? 'none' : String(c.verification_limit), c.created_at.slice(0, 10), c.name])
+    const text = json.length
+      ? formatTable(['CLIENT_ID', 'STATUS', 'SANDBOX', 'LIMIT', 'CREATED', 'NAME'], rows)
+      : 'No clients yet. Create one with: ofage clients create --name NAME --redirect-uri URI'
+    return { json, text }
+  }
+  if (!id) throw new UsageError(`clients ${sub} needs a client id`)
+  switch (sub) {
+    case 'show':
+      return showClient(await requireClient(services, id))
+    case 'suspend':
+    case 'activate':
+      return showClient(await requireUpdate(services, id, { status: sub === 'suspend' ? 'suspended' : 'active' }))
+    case 'rotate-secret': {
+      const rotated = await rotateClientSecret(deps, id, { overlapSeconds: readDuration('--overlap', flags.overlap) })
+      if (!rotated) throw new OAuthError('invalid_request', `no client ${id}`)
+      const output = withSecret(rotated.client, rotated.secret)
+      const until = rotated.client.previousSecretExpiresAt
+      const previous = until ? `The previous secret keeps working until ${until.toISOString()}.` : 'The previous secret no longer works.'
+      return { json: output.json, text: `${output.text}\n${previous}` }
+    }
+    case 'update':
+      return showClient(
+        await requireUpdate(services, id, {
+          name: flags.name,
+          minAge: readOptionalInt('--min-age', flags['min-age'], true),
+          verificationLimit: readOptionalInt('--limit', flags.limit, true),
+          faceBuffer: readOptionalInt('--face-buffer', flags['face-buffer'], true),
+          homeUrl: flags['home-url'] === 'none' ? null : flags['home-url'],
+          addRedirectUris: flags['add-redirect-uri'],
+          removeRedirectUris: flags['remove-redirect-uri'],
+          requirePkce: readSwitch('--require-pkce', flags['require-pkce']),
+          requirePushedRequests: readSwitch('--require-par', flags['require-par']),
+        }),
+      )
+    case 'delete': {
+      await requireClient(services, id)
+      const deletion = await deleteClient(deps.db, id, { now: deps.clock.now(), force: flags.force })
+      if (deletion.outcome === 'not_found') throw new OAuthError('invalid_request', `no client ${id}`)
+      if (deletion.outcome === 'in_use') {
+        throw new OAuthError(
+          'invalid_request',
+          `client ${id} has ${deletion.monthToDate} verification${deletion.monthToDate === 1 ? '' : 's'} this month: ` +
+            'deleting it also deletes its audit rows and usage. Suspend it instead (clients suspend), or add --force',
+        )
+      }
+      const json = { deleted: id, audit_rows_deleted: deletion.auditRows }
+      return { json, text: `Deleted client ${id}, its ${deletion.auditRows} audit row${deletion.auditRows === 1 ? '' : 's'}, usage counters and webhook endpoints.` }
+    }
+    default:
+      throw new UsageError(`unknown clients command "${sub}"`)
+  }
+}
+
+/** The client, or the CLI's "no client" error. */
+export async function requireClient(services: Services, id: string): Promise<Client> {
+  const client = await findClient(services.deps.db, id)
+  if (!client) throw new OAuthError('invalid_request', `no client ${id}`)
+  return client
+}
+
+async function requireUpdate(services: Services, id: string, changes: ClientChanges): Promise<Client> {
+  const client = await updateClient(services.deps.db, id, changes)
+  if (!client) throw new OAuthError('invalid_request', `no client ${id}`)
+  return client
+}
+
+function showClient(client: Client): Output {
+  const json = describeClient(client)
+  return { json, text: formatFields(json) }
+}
+
+function withSecret(client: Client, secret: string): Output {
+  const json = { ...describeClient(client), client_secret: secret }
+  return { json, text: `${formatFields(json)}\n\nThe client secret is shown this once: store it in the client's backend now.` }
+}
+
+/** Reads a duration in seconds: `N`, `Ns`, `Nm`, `Nh` or `Nd`; 0 when the flag is absent. */
+function readDuration(flag: string, value: string | undefined): number {
+  if (value === undefined) return 0
+  const match = /^(\d+)([smhd]?)$/.exec(value)
+  if (!match) throw new UsageError(`${flag} must be a duration such as 3600, 90m, 24h or 7d`)
+  return Number(match[1]) * { '': 1, s: 1, m: 60, h: 3600, d: 86_400 }[match[2] as '' | 's' | 'm' | 'h' | 'd']
+}
+
+/** Reads `N`, or `none` (null) where `allowNone`; undefined when the flag is absent. */
+function readOptionalInt(flag: string, value: string | undefined, allowNone = false): number | null | undefined {
+  if (value === undefined) return undefined
+  if (allowNone && value === 'none') return null
+  if (!/^\d+$/.test(value)) throw new UsageError(`${flag} must be a whole number${allowNone ? ' or "none"' : ''}`)
+  return Number(value)
+}
+
+/** Reads `on` or `off`; undefined when the flag is absent. */
+function readSwitch(flag: string, value: string | undefined): boolean | undefined {
+  if (value === undefined) return undefined
+  if (value !== 'on' && value !== 'off') throw new UsageError(`${flag} must be "on" or "off"`)
+  return value === 'on'
+}

@@ -1,0 +1,141 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import type { Browser, Page } from 'playwright-core'
+import { runCommand } from '../../src/commands.ts'
+import { createClient } from '../../src/oauth/clients.ts'
+import { basic } from '../helpers.ts'
+import { axeViolations, hasChromium, launchChromium, startTestServer, type RunningServer } from './chromium.ts'
+
+/**
+ * The client dashboard in headless Chromium against a real listening server: an operator creates a user
+ * with the CLI, the user sets a password through the link, signs in, and finds a verification made on the
+ * hosted page by its transaction_id, and sees the month's usage. axe-core on every page, on a desktop and on a phone.
+ */
+const CALLBACK = 'https://shop.example/callback'
+const PASSWORD = 'a long and memorable phrase'
+
+let running: RunningServer
+let browser: Browser
+let shop: { id: string; secret: string }
+
+beforeAll(async () => {
+  if (!hasChromium) return
+  running = await startTestServer()
+  const created = await createClient(running.services.deps, { name: 'Shop Example', redirectUris: [CALLBACK], sandbox: true })
+  shop = { id: created.client.id, secret: created.secret }
+  browser = await launchChromium()
+}, 60_000)
+
+afterAll(async () => {
+  if (!hasChromium) return
+  await browser?.close()
+  await running?.stop()
+})
+
+/** A verification made on the hosted page and exchanged by the shop: its transaction_id. */
+async function verifyOnHostedPage(page: Page): Promise<string> {
+  await page.route(`${CALLBACK}**`, (route) => route.fulfill({ contentType: 'text/html', body: '<!doctype html><title>Shop</title><h1>Back at the shop</h1>' }))
+  await page.goto(`${running.baseUrl}/?${new URLSearchParams({ client_id: shop.id, redirect_uri: CALLBACK, state: 'dash', age_required: '18' })}`)
+  await page.getByLabel('Test age').fill('30')
+  await page.getByLabel('Test method').selectOption('biometric')
+  await page.getByRole('button', { name: 'Complete test verification' }).click()
+  await page.waitForURL(`${CALLBACK}**`)
+  const response = await fetch(`${running.baseUrl}/api/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: basic(shop.id, shop.secret) },
+    body: JSON.stringify({ grant_type: 'authorization_code', code: new URL(page.url()).searchParams.get('code'), redirect_uri: CALLBACK, state: 'dash' }),
+  })
+  expect(response.status).toBe(200)
+  return ((await response.json()) as { transaction_id: string }).transaction_id
+}
+
+/** No part of the page is wider than the screen (the table scrolls inside its own box). */
+async function fitsTheScreen(page: Page): Promise<boolean> {
+  return page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)
+}
+
+describe.skipIf(!hasChromium)('the client dashboard in headless Chromium', () => {
+  test('CLI link → set password → sign in → search the transaction id → its detail; axe finds nothing on any page', async () => {
+    const context = await browser.newContext()
+    const page = await context.newPage()
+    await page.setViewportSize({ width: 1280, height: 900 })
+    const transactionId = await verifyOnHostedPage(page)
+    // Another verification, so that the search has something to leave out.
+    await verifyOnHostedPage(page)
+
+    const out: string[] = []
+    const status = await runCommand(running.services, ['users', 'create', '--client', shop.id, '--email', 'owner@shop.example', '--json'], { out: (text) => out.push(text), err: (text) => out.push(text) })
+    expect(status).toBe(0)
+    const { set_password_url } = JSON.parse(out.join('\n')) as { set_password_url: string }
+    expect(set_password_url.startsWith(`${running.baseUrl}/dashboard/set-password?token=`)).toBe(true)
+
+    await page.goto(set_password_url)
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Choose your password')
+    expect(await axeViolations(page)).toEqual([])
+    await page.getByLabel('New password').fill(PASSWORD)
+    await page.getByLabel('Repeat the password').fill(PASSWORD)
+    await page.getByRole('button', { name: 'Save password' }).click()
+    await page.waitForURL('**/dashboard/sign-in?notice=password_set')
+    expect(await page.getByRole('status').textContent()).toContain('Your password is saved')
+    expect(await axeViolations(page)).toEqual([])
+
+    await page.getByLabel('Email').fill('owner@shop.example')
+    await page.getByLabel('Password').fill('not the right one!')
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.getByRole('alert').waitFor()
+    expect(await page.getByRole('alert').textContent()).toContain('The email or the password is not right.')
+    expect(await axeViolations(page)).toEqual([])
+    await page.getByLabel('Password').fill(PASSWORD)
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.waitForURL('**/dashboard/audit')
+    expect(await page.getByRole('table', { name: 'Verifications, newest first' }).getByRole('link').count()).toBe(2)
+    expect(await axeViolations(page)).toEqual([])
+
+    await page.getByLabel('Transaction ID').fill(transactionId)
+    await page.getByRole('button', { name: 'Search' }).click()
+    await page.waitForURL(`**/dashboard/audit?transaction_id=${transactionId}**`)
+    const links = page.getByRole('table', { name: 'Verifications, newest first' }).getByRole('link')
+    expect(await links.count()).toBe(1)
+    expect(await links.first().textContent()).toBe(transactionId)
+    expect(await axeViolations(page)).toEqual([])
+
+    await links.first().click()
+    await page.waitForURL(`**/dashboard/audit/${transactionId}`)
+    const body = (await page.textContent('main'))!
+    expect(body).toContain('Biometric (biometric)')
+    expect(body).toContain('sandbox')
+    expect(body).toContain('What we do not keep')
+    expect(await axeViolations(page)).toEqual([])
+
+    // The usage page, from the navigation: the two verifications, the chart as one image, the table behind <details>.
+    await page.getByRole('link', { name: 'Usage' }).click()
+    await page.waitForURL('**/dashboard/usage')
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Usage')
+    expect(await page.getByRole('img', { name: 'Verifications per day' }).count()).toBe(1)
+    expect(await axeViolations(page)).toEqual([])
+    await page.getByText('Show the numbers per day as a table').click()
+    expect(await page.getByRole('table', { name: 'Verifications per day (UTC)' }).getByRole('row').count()).toBeGreaterThan(1)
+    expect(await axeViolations(page)).toEqual([])
+    await page.goBack()
+
+    // On a phone: the same pages, nothing wider than the screen, still no violations.
+    await page.setViewportSize({ width: 375, height: 740 })
+    expect(await fitsTheScreen(page)).toBe(true)
+    expect(await axeViolations(page)).toEqual([])
+    await page.goto(`${running.baseUrl}/dashboard/audit`)
+    expect(await fitsTheScreen(page)).toBe(true)
+    expect(await axeViolations(page)).toEqual([])
+    await page.goto(`${running.baseUrl}/dashboard/usage`)
+    expect(await fitsTheScreen(page)).toBe(true)
+    expect(await axeViolations(page)).toEqual([])
+
+    // German, and signing out everywhere.
+    await page.goto(`${running.baseUrl}/dashboard/audit?lang=de`)
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Prüfprotokoll')
+    expect(await axeViolations(page)).toEqual([])
+    await page.getByRole('button', { name: 'Überall abmelden' }).click()
+    await page.waitForURL('**/dashboard/sign-in?notice=signed_out_everywhere&lang=de')
+    await page.goto(`${running.baseUrl}/dashboard/audit`)
+    expect(page.url()).toBe(`${running.baseUrl}/dashboard/sign-in`)
+    await context.close()
+  }, 60_000)
+})
