@@ -95,6 +95,62 @@ export type DashboardMessages = {
   dayTableCaption: string
   day: string
 
+  settings: string
+  settingsIntro: string
+  statusHeading: string
+  statusLabel: string
+  statusActive: string
+  statusSuspended: string
+  clientIdLabel: string
+  modeLabel: string
+  modeSandbox: string
+  modeLive: string
+  redirectUrisHeading: string
+  redirectRules: string[]
+  redirectUrisCaption: string
+  redirectUriLabel: string
+  addRedirectUri: string
+  removeRedirectUri: (uri: string) => string
+  remove: string
+  lastRedirectUri: string
+  siteHeading: string
+  minAgeLabel: string
+  minAgeHelp: string
+  homeUrlLabel: string
+  homeUrlHelp: (fallback: string) => string
+  saveSite: string
+  secretHeading: string
+  secretIntro: string
+  overlapActive: (until: string) => string
+  overlapLabel: string
+  overlapOptions: Record<string, string>
+  overlapHelp: string
+  yourPassword: string
+  rotateSecret: string
+  newSecretHeading: string
+  newSecretShownOnce: string
+  previousSecretUntil: (until: string) => string
+  previousSecretEnded: string
+  integrationHeading: string
+  integrationIntro: string
+  environmentCaption: string
+  codeCaption: string
+  secretPlaceholder: string
+  integrationMore: string
+  settingsNotices: Record<'redirect_uri_added' | 'redirect_uri_removed' | 'site_saved', string>
+  settingsProblems: {
+    redirectUri: string
+    redirectUriKnown: string
+    redirectUriUnknown: string
+    redirectUriLast: string
+    redirectUriTooMany: (max: number) => string
+    minAge: string
+    homeUrl: string
+    overlap: string
+    password: string
+    demoSecret: string
+  }
+
   errorTitle: string
   errors: Partial<Record<ErrorCode, string>>
   errorCode: string
@@ -196,6 +252,66 @@ const en: DashboardMessages = {
   showTable: 'Show the numbers per day as a table',
   dayTableCaption: 'Verifications per day (UTC)',
   day: 'Day (UTC)',
+
+  settings: 'Settings',
+  settingsIntro: 'How your site connects to the service. Changes apply to the next request at once.',
+  statusHeading: 'Status',
+  statusLabel: 'Status',
+  statusActive: 'Active: your visitors can verify and your backend can exchange codes.',
+  statusSuspended: 'Suspended by your operator: the page refuses your visitors and the token endpoint refuses your secret (client_suspended). Ask your operator why.',
+  clientIdLabel: 'Client ID (client_id)',
+  modeLabel: 'Mode',
+  modeSandbox: 'Test (sandbox): tokens say sandbox: true and prove nothing.',
+  modeLive: 'Live: real checks.',
+  redirectUrisHeading: 'Redirect URIs',
+  redirectRules: [
+    'A request’s redirect_uri must equal one of these exactly, character for character: scheme, host, port, path and query.',
+    'No wildcards and no prefixes: https://shop.example/cb and https://shop.example/cb/ are different addresses, and so are http and https.',
+    'An absolute http(s) address, without a #fragment, a user name or password, spaces or control characters. Use https for a live site.',
+  ],
+  redirectUrisCaption: 'Registered redirect URIs',
+  redirectUriLabel: 'New redirect URI',
+  addRedirectUri: 'Add redirect URI',
+  removeRedirectUri: (uri) => `Remove ${uri}`,
+  remove: 'Remove',
+  lastRedirectUri: 'A client keeps at least one redirect URI: add another before removing this one.',
+  siteHeading: 'Your site',
+  minAgeLabel: 'Minimum age (min_age)',
+  minAgeHelp: 'A whole number from 1 to 99, or empty for none. A code proving a lower age than this is refused at the exchange (age_requirement_not_met), whatever the page’s URL asked for.',
+  homeUrlLabel: 'Home address',
+  homeUrlHelp: (fallback) => `Where the page’s “Back to site” link leads. Empty: ${fallback}`,
+  saveSite: 'Save',
+  secretHeading: 'Client secret',
+  secretIntro: 'The service keeps only a hash of your secret, so it cannot show it again. If it is lost or may have leaked, rotate it: you get a new one, shown once.',
+  overlapActive: (until) => `The previous secret also works until ${until} (UTC).`,
+  overlapLabel: 'Keep the current secret working for',
+  overlapOptions: { '0': 'No time: it stops working now (a leaked secret)', '3600': '1 hour', '86400': '1 day', '604800': '7 days', '2592000': '30 days' },
+  overlapHelp: 'Long enough to deploy the new secret without an outage. Rotating again ends any earlier overlap.',
+  yourPassword: 'Your password',
+  rotateSecret: 'Rotate secret',
+  newSecretHeading: 'Your new client secret',
+  newSecretShownOnce: 'Copy it now: it is shown only this once. Put it in OFAGE_CLIENT_SECRET.',
+  previousSecretUntil: (until) => `The previous secret also works until ${until} (UTC). Both are accepted until then.`,
+  previousSecretEnded: 'The previous secret no longer works.',
+  integrationHeading: 'Integration',
+  integrationIntro: 'Ready to copy: your backend’s environment and the two functions of an age check with our client library (npm package ofage, ofage/client).',
+  environmentCaption: 'Environment of your backend',
+  codeCaption: 'age-check.ts',
+  secretPlaceholder: 'your-client-secret',
+  integrationMore: 'The same flow with curl, a standard OAuth library or Python, and every error explained: docs/integration.md and docs/errors.md in the ofage repository.',
+  settingsNotices: { redirect_uri_added: 'The redirect URI is added.', redirect_uri_removed: 'The redirect URI is removed.', site_saved: 'Your site settings are saved.' },
+  settingsProblems: {
+    redirectUri: 'This is not a redirect URI we can register: see the rules above.',
+    redirectUriKnown: 'This redirect URI is registered already.',
+    redirectUriUnknown: 'This redirect URI is not registered.',
+    redirectUriLast: 'A client keeps at least one redirect URI: add another before removing this one.',
+    redirectUriTooMany: (max) => `A client has at most ${max} redirect URIs: remove one first.`,
+    minAge: 'The minimum age is a whole number from 1 to 99, or empty.',
+    homeUrl: 'The home address must be an absolute http(s) address without a #fragment, a user name or password, spaces or control characters.',
+    overlap: 'Choose one of the listed times.',
+    password: 'The password is not right. The secret was not rotated.',
+    demoSecret: 'The demo client’s secret is derived by the server from its keys, so that /demo can always exchange its codes: it is not rotated here.',
+  },
 
   errorTitle: 'This page cannot be shown',
   errors: {
@@ -304,6 +420,66 @@ const de: DashboardMessages = {
   showTable: 'Die Zahlen pro Tag als Tabelle zeigen',
   dayTableCaption: 'Verifizierungen pro Tag (UTC)',
   day: 'Tag (UTC)',
+
+  settings: 'Einstellungen',
+  settingsIntro: 'Wie Ihre Website mit dem Dienst verbunden ist. Änderungen gelten sofort ab der nächsten Anfrage.',
+  statusHeading: 'Status',
+  statusLabel: 'Status',
+  statusActive: 'Aktiv: Ihre Besucher können sich verifizieren und Ihr Backend kann Codes einlösen.',
+  statusSuspended: 'Von Ihrem Betreiber gesperrt: Die Seite weist Ihre Besucher ab und der Token-Endpunkt Ihr Secret (client_suspended). Fragen Sie Ihren Betreiber nach dem Grund.',
+  clientIdLabel: 'Client-ID (client_id)',
+  modeLabel: 'Modus',
+  modeSandbox: 'Test (Sandbox): Tokens enthalten sandbox: true und beweisen nichts.',
+  modeLive: 'Live: echte Prüfungen.',
+  redirectUrisHeading: 'Redirect-URIs',
+  redirectRules: [
+    'Die redirect_uri einer Anfrage muss einer dieser Adressen genau gleichen, Zeichen für Zeichen: Schema, Host, Port, Pfad und Query.',
+    'Keine Platzhalter und keine Präfixe: https://shop.example/cb und https://shop.example/cb/ sind verschiedene Adressen, ebenso http und https.',
+    'Eine absolute http(s)-Adresse ohne #Fragment, Benutzername oder Passwort, Leer- oder Steuerzeichen. Verwenden Sie https für eine Live-Website.',
+  ],
+  redirectUrisCaption: 'Registrierte Redirect-URIs',
+  redirectUriLabel: 'Neue Redirect-URI',
+  addRedirectUri: 'Redirect-URI hinzufügen',
+  removeRedirectUri: (uri) => `${uri} entfernen`,
+  remove: 'Entfernen',
+  lastRedirectUri: 'Ein Client behält mindestens eine Redirect-URI: Fügen Sie eine weitere hinzu, bevor Sie diese entfernen.',
+  siteHeading: 'Ihre Website',
+  minAgeLabel: 'Mindestalter (min_age)',
+  minAgeHelp: 'Eine ganze Zahl von 1 bis 99, oder leer für keines. Ein Code, der ein niedrigeres Alter nachweist, wird beim Einlösen abgelehnt (age_requirement_not_met), egal was die Adresse der Seite verlangte.',
+  homeUrlLabel: 'Startadresse',
+  homeUrlHelp: (fallback) => `Wohin der Link „Zurück zur Website“ der Seite führt. Leer: ${fallback}`,
+  saveSite: 'Speichern',
+  secretHeading: 'Client-Secret',
+  secretIntro: 'Der Dienst speichert nur einen Hash Ihres Secrets und kann es daher nicht erneut anzeigen. Wenn es verloren ist oder bekannt geworden sein könnte, erneuern Sie es: Sie erhalten ein neues, das einmal angezeigt wird.',
+  overlapActive: (until) => `Das vorherige Secret funktioniert noch bis ${until} (UTC).`,
+  overlapLabel: 'Das jetzige Secret weiter gelten lassen für',
+  overlapOptions: { '0': 'Keine Zeit: Es gilt ab sofort nicht mehr (ein bekannt gewordenes Secret)', '3600': '1 Stunde', '86400': '1 Tag', '604800': '7 Tage', '2592000': '30 Tage' },
+  overlapHelp: 'Lange genug, um das neue Secret ohne Ausfall einzusetzen. Eine weitere Erneuerung beendet eine frühere Übergangszeit.',
+  yourPassword: 'Ihr Passwort',
+  rotateSecret: 'Secret erneuern',
+  newSecretHeading: 'Ihr neues Client-Secret',
+  newSecretShownOnce: 'Kopieren Sie es jetzt: Es wird nur dieses eine Mal angezeigt. Tragen Sie es in OFAGE_CLIENT_SECRET ein.',
+  previousSecretUntil: (until) => `Das vorherige Secret funktioniert noch bis ${until} (UTC). Bis dahin werden beide akzeptiert.`,
+  previousSecretEnded: 'Das vorherige Secret funktioniert nicht mehr.',
+  integrationHeading: 'Integration',
+  integrationIntro: 'Zum Kopieren: die Umgebung Ihres Backends und die zwei Funktionen einer Altersprüfung mit unserer Client-Bibliothek (npm-Paket ofage, ofage/client).',
+  environmentCaption: 'Umgebung Ihres Backends',
+  codeCaption: 'age-check.ts',
+  secretPlaceholder: 'ihr-client-secret',
+  integrationMore: 'Derselbe Ablauf mit curl, einer Standard-OAuth-Bibliothek oder Python und jeder Fehler erklärt: docs/integration.md und docs/errors.md im ofage-Repository.',
+  settingsNotices: { redirect_uri_added: 'Die Redirect-URI ist hinzugefügt.', redirect_uri_removed: 'Die Redirect-URI ist entfernt.', site_saved: 'Ihre Website-Einstellungen sind gespeichert.' },
+  settingsProblems: {
+    redirectUri: 'Diese Redirect-URI können wir nicht registrieren: Siehe die Regeln oben.',
+    redirectUriKnown: 'Diese Redirect-URI ist bereits registriert.',
+    redirectUriUnknown: 'Diese Redirect-URI ist nicht registriert.',
+    redirectUriLast: 'Ein Client behält mindestens eine Redirect-URI: Fügen Sie eine weitere hinzu, bevor Sie diese entfernen.',
+    redirectUriTooMany: (max) => `Ein Client hat höchstens ${max} Redirect-URIs: Entfernen Sie zuerst eine.`,
+    minAge: 'Das Mindestalter ist eine ganze Zahl von 1 bis 99, oder leer.',
+    homeUrl: 'Die Startadresse muss eine absolute http(s)-Adresse ohne #Fragment, Benutzername oder Passwort, Leer- oder Steuerzeichen sein.',
+    overlap: 'Wählen Sie eine der angebotenen Zeiten.',
+    password: 'Das Passwort stimmt nicht. Das Secret wurde nicht erneuert.',
+    demoSecret: 'Das Secret des Demo-Clients leitet der Server aus seinen Schlüsseln ab, damit /demo seine Codes immer einlösen kann: Es wird hier nicht erneuert.',
+  },
 
   errorTitle: 'Diese Seite kann nicht angezeigt werden',
   errors: {

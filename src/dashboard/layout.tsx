@@ -59,6 +59,11 @@ export function DashboardLayout({ view, title, account, switchPath, children }: 
                   </a>
                 </li>
                 <li>
+                  <a href={href(view, '/dashboard/settings')} safe>
+                    {t.settings}
+                  </a>
+                </li>
+                <li>
                   <form method="post" action={href(view, '/dashboard/sign-out')}>
                     <input type="hidden" name="csrf" value={account.csrf} />
                     <button type="submit" class="link" safe>

@@ -4,13 +4,14 @@ import type { AppDeps } from '../deps.ts'
 import { auditRoutes } from './audit-routes.tsx'
 import { authRoutes } from './auth-routes.tsx'
 import { createDashboardContext } from './context.ts'
+import { settingsRoutes } from './settings-routes.tsx'
 import { usageRoutes } from './usage-routes.tsx'
 
 /**
  * The client dashboard under /dashboard: sign-in for the users an operator created (`ofage users create`),
- * the audit log of their client, and its usage this month. Server-rendered pages under the hosted page's strict CSP.
+ * the audit log of their client, its usage this month, and its integration settings. Server-rendered pages under the hosted page's strict CSP.
  */
 export function dashboardRoutes(deps: AppDeps) {
   const context = createDashboardContext(deps)
-  return new Elysia({ name: 'dashboard-routes' }).use(html({ autoDoctype: true })).use(authRoutes(deps, context)).use(auditRoutes(deps, context)).use(usageRoutes(deps, context))
+  return new Elysia({ name: 'dashboard-routes' }).use(html({ autoDoctype: true })).use(authRoutes(deps, context)).use(auditRoutes(deps, context)).use(usageRoutes(deps, context)).use(settingsRoutes(deps, context))
 }

@@ -26,3 +26,16 @@ export async function signIn(deps: SignInDeps, input: { email: string; password:
   if (!user || !matches) return { ok: false }
   return { ok: true, ...(await createDashboardSession(deps, user.id)) }
 }
+
+/**
+ * Asks a signed-in user for their password again before a change that hands out a secret (rotating the
+ * client secret): a session cookie alone, left on a shared machine or stolen, is not enough. Counted
+ * against the same limits as sign-in, so a stolen session cannot guess the password faster than a sign-in form.
+ */
+export async function confirmPassword(deps: SignInDeps, input: { email: string; password: string; address: string }): Promise<boolean> {
+  const email = normaliseEmail(input.email)
+  await takeHit(deps, `dashboard-sign-in:address:${input.address}`, deps.limits.signInAddress)
+  await takeHit(deps, `dashboard-sign-in:account:${sha256Hex(email)}`, deps.limits.signInAccount)
+  const user = await findUserByEmail(deps.db, email)
+  return verifyPassword(input.password, user?.passwordHash)
+}

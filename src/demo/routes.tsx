@@ -112,6 +112,13 @@ export function demoRoutes(deps: AppDeps, api: ApiFetch) {
               <code>GET /api/verify/token/…</code> (valid: <strong safe>{String(validation.valid)}</strong>) and locally with
               the key set (signature and issuer checked). These are the token's claims:
             </p>
+            <p>
+              The exchange's <code>transaction_id</code> (the token's <code>verification_id</code>):{' '}
+              <code id="transaction-id" safe>
+                {token.transaction_id ?? ''}
+              </code>
+              . The demo client's dashboard users find this verification by it in <a href="/dashboard/audit">the audit log</a>.
+            </p>
             <dl class="claims">
               {Object.entries(payload).map(([name, value]) => (
                 <>

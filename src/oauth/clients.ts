@@ -57,6 +57,7 @@ export async function createClient(deps: ClientDeps, input: NewClient): Promise<
   if (!name) throw new OAuthError('invalid_request', 'name must not be empty')
   if (input.redirectUris.length === 0) throw new OAuthError('invalid_request', 'at least one redirect URI is required')
   input.redirectUris.forEach(checkRedirectUri)
+  checkRedirectUriCount(new Set(input.redirectUris).size)
   checkMinAge(input.minAge)
   checkLimit(input.verificationLimit)
   checkFaceBuffer(input.faceBuffer)
@@ -121,10 +122,12 @@ export type ClientChanges = {
   requirePushedRequests?: boolean | undefined
 }
 
-/** Applies changes to a client; returns undefined when no such client exists. */
+/**
+ * Applies changes to a client; returns undefined when no such client exists. The row is locked while the
+ * redirect URIs are worked out from it, so two edits at once (two dashboard users) never lose one.
+ */
 export async function updateClient(db: Database, clientId: string, changes: ClientChanges): Promise<Client | undefined> {
-  const client = await findClient(db, clientId)
-  if (!client) return undefined
+  if (!isClientIdShape(clientId)) return undefined
   const name = changes.name?.trim()
   if (name === '') throw new OAuthError('invalid_request', 'name must not be empty')
   changes.addRedirectUris?.forEach(checkRedirectUri)
@@ -132,25 +135,30 @@ export async function updateClient(db: Database, clientId: string, changes: Clie
   checkLimit(changes.verificationLimit)
   checkFaceBuffer(changes.faceBuffer)
   const homeUrl = readHomeUrl(changes.homeUrl)
-  const removed = new Set(changes.removeRedirectUris ?? [])
-  const redirectUris = [...new Set([...client.redirectUris, ...(changes.addRedirectUris ?? [])])].filter((u) => !removed.has(u))
-  if (redirectUris.length === 0) throw new OAuthError('invalid_request', 'a client must keep at least one redirect URI')
-  const [updated] = await db
-    .update(clients)
-    .set({
-      redirectUris,
-      ...(name !== undefined && { name }),
-      ...(changes.status !== undefined && { status: changes.status }),
-      ...(changes.minAge !== undefined && { minAge: changes.minAge }),
-      ...(changes.verificationLimit !== undefined && { verificationLimit: changes.verificationLimit }),
-      ...(changes.faceBuffer !== undefined && { faceBuffer: changes.faceBuffer }),
-      ...(homeUrl !== undefined && { homeUrl }),
-      ...(changes.requirePkce !== undefined && { requirePkce: changes.requirePkce }),
-      ...(changes.requirePushedRequests !== undefined && { requirePushedRequests: changes.requirePushedRequests }),
-    })
-    .where(eq(clients.id, clientId))
-    .returning()
-  return updated
+  return db.transaction(async (tx) => {
+    const [client] = await tx.select().from(clients).where(eq(clients.id, clientId)).for('update')
+    if (!client) return undefined
+    const removed = new Set(changes.removeRedirectUris ?? [])
+    const redirectUris = [...new Set([...client.redirectUris, ...(changes.addRedirectUris ?? [])])].filter((u) => !removed.has(u))
+    if (redirectUris.length === 0) throw new OAuthError('invalid_request', 'a client must keep at least one redirect URI')
+    if (redirectUris.length > client.redirectUris.length) checkRedirectUriCount(redirectUris.length)
+    const [updated] = await tx
+      .update(clients)
+      .set({
+        redirectUris,
+        ...(name !== undefined && { name }),
+        ...(changes.status !== undefined && { status: changes.status }),
+        ...(changes.minAge !== undefined && { minAge: changes.minAge }),
+        ...(changes.verificationLimit !== undefined && { verificationLimit: changes.verificationLimit }),
+        ...(changes.faceBuffer !== undefined && { faceBuffer: changes.faceBuffer }),
+        ...(homeUrl !== undefined && { homeUrl }),
+        ...(changes.requirePkce !== undefined && { requirePkce: changes.requirePkce }),
+        ...(changes.requirePushedRequests !== undefined && { requirePushedRequests: changes.requirePushedRequests }),
+      })
+      .where(eq(clients.id, clientId))
+      .returning()
+    return updated
+  })
 }
 
 /**
@@ -287,6 +295,13 @@ function formDecode(value: string): string {
 
 function hashSecret(keys: ServerKeys, secret: string): string {
   return hmacHex(keys.clientSecretKey, secret)
+}
+
+/** A client's redirect URIs are a short list an operator reads, not a store: bounded, so no form can grow a row without end. */
+export const MAX_REDIRECT_URIS = 50
+
+function checkRedirectUriCount(count: number): void {
+  if (count > MAX_REDIRECT_URIS) throw new OAuthError('invalid_request', `a client has at most ${MAX_REDIRECT_URIS} redirect URIs`)
 }
 
 /** RFC 6749 §3.1.2: an absolute URI without a fragment; compared later as an exact string. */

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { mkdirSync } from 'node:fs'
 import type { Browser, Page } from 'playwright-core'
 import { runCommand } from '../../src/commands.ts'
 import { createClient } from '../../src/oauth/clients.ts'
@@ -8,7 +9,8 @@ import { axeViolations, hasChromium, launchChromium, startTestServer, type Runni
 /**
  * The client dashboard in headless Chromium against a real listening server: an operator creates a user
  * with the CLI, the user sets a password through the link, signs in, and finds a verification made on the
- * hosted page by its transaction_id, and sees the month's usage. axe-core on every page, on a desktop and on a phone.
+ * hosted page by its transaction_id, sees the month's usage, and rotates the secret on the settings page.
+ * The README's walk-through with /demo, too. axe-core on every page, on a desktop and on a phone.
  */
 const CALLBACK = 'https://shop.example/callback'
 const PASSWORD = 'a long and memorable phrase'
@@ -19,7 +21,8 @@ let shop: { id: string; secret: string }
 
 beforeAll(async () => {
   if (!hasChromium) return
-  running = await startTestServer()
+  // The demo on, as the README's start command has it with the embedded database.
+  running = await startTestServer({ OFAGE_DEMO: '1' })
   const created = await createClient(running.services.deps, { name: 'Shop Example', redirectUris: [CALLBACK], sandbox: true })
   shop = { id: created.client.id, secret: created.secret }
   browser = await launchChromium()
@@ -46,6 +49,37 @@ async function verifyOnHostedPage(page: Page): Promise<string> {
   })
   expect(response.status).toBe(200)
   return ((await response.json()) as { transaction_id: string }).transaction_id
+}
+
+/** `ofage users create` as an operator runs it: the one-time link it prints. */
+async function createUserWithCli(clientId: string, email: string): Promise<string> {
+  const out: string[] = []
+  const status = await runCommand(running.services, ['users', 'create', '--client', clientId, '--email', email, '--json'], { out: (text) => out.push(text), err: (text) => out.push(text) })
+  expect(status).toBe(0)
+  return (JSON.parse(out.join('\n')) as { set_password_url: string }).set_password_url
+}
+
+/** Through the link: set the password, then sign in with it; lands on the audit log. */
+async function setPasswordAndSignIn(page: Page, link: string, email: string): Promise<void> {
+  await page.goto(link)
+  await page.getByLabel('New password').fill(PASSWORD)
+  await page.getByLabel('Repeat the password').fill(PASSWORD)
+  await page.getByRole('button', { name: 'Save password' }).click()
+  await page.waitForURL('**/dashboard/sign-in?notice=password_set')
+  await page.getByLabel('Email').fill(email)
+  await page.getByLabel('Password').fill(PASSWORD)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.waitForURL('**/dashboard/audit')
+}
+
+/** Whether the token endpoint takes this secret: a made-up code is then invalid_grant (400), a wrong secret 401. */
+async function secretWorks(secret: string): Promise<boolean> {
+  const response = await fetch(`${running.baseUrl}/api/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: basic(shop.id, secret) },
+    body: JSON.stringify({ grant_type: 'authorization_code', code: 'made-up', redirect_uri: CALLBACK }),
+  })
+  return response.status === 400
 }
 
 /** No part of the page is wider than the screen (the table scrolls inside its own box). */
@@ -128,6 +162,36 @@ describe.skipIf(!hasChromium)('the client dashboard in headless Chromium', () =>
     expect(await fitsTheScreen(page)).toBe(true)
     expect(await axeViolations(page)).toEqual([])
 
+    // Settings: add a redirect URI, rotate the secret keeping the old one a day; both work, the page says until when.
+    await page.setViewportSize({ width: 1280, height: 900 })
+    await page.getByRole('link', { name: 'Settings' }).click()
+    await page.waitForURL('**/dashboard/settings')
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Settings')
+    expect(await page.locator('[data-snippet="environment"]').textContent()).toContain(`OFAGE_CLIENT_ID=${shop.id}`)
+    expect(await axeViolations(page)).toEqual([])
+    await page.getByLabel('New redirect URI').fill('https://shop.example/other-callback')
+    await page.getByRole('button', { name: 'Add redirect URI' }).click()
+    await page.waitForURL('**/dashboard/settings?notice=redirect_uri_added')
+    expect(await page.getByRole('status').textContent()).toBe('The redirect URI is added.')
+    expect(await page.getByRole('button', { name: 'Remove https://shop.example/other-callback' }).count()).toBe(1)
+    expect(await axeViolations(page)).toEqual([])
+    await page.getByLabel('Keep the current secret working for').selectOption({ label: '1 day' })
+    await page.getByLabel('Your password').fill(PASSWORD)
+    await page.getByRole('button', { name: 'Rotate secret' }).click()
+    await page.getByRole('heading', { name: 'Your new client secret' }).waitFor()
+    const secret = (await page.locator('#new-secret').textContent())!
+    expect(await page.textContent('.secret-box')).toContain('Both are accepted until then.')
+    expect(await axeViolations(page)).toEqual([])
+    expect(await secretWorks(secret)).toBe(true)
+    expect(await secretWorks(shop.secret)).toBe(true)
+    await page.goto(`${running.baseUrl}/dashboard/settings`)
+    expect(await page.content()).not.toContain(secret)
+    expect(await page.textContent('[data-overlap-until]')).toContain('The previous secret also works until')
+    await page.setViewportSize({ width: 375, height: 740 })
+    expect(await fitsTheScreen(page)).toBe(true)
+    expect(await axeViolations(page)).toEqual([])
+    shop.secret = secret
+
     // German, and signing out everywhere.
     await page.goto(`${running.baseUrl}/dashboard/audit?lang=de`)
     expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Prüfprotokoll')
@@ -137,5 +201,40 @@ describe.skipIf(!hasChromium)('the client dashboard in headless Chromium', () =>
     await page.goto(`${running.baseUrl}/dashboard/audit`)
     expect(page.url()).toBe(`${running.baseUrl}/dashboard/sign-in`)
     await context.close()
-  }, 60_000)
+  }, 90_000)
+
+  test("the README's walk-through: verify on /demo, one CLI call, sign in, find it by transaction_id, see it in the chart", async () => {
+    const context = await browser.newContext()
+    const page = await context.newPage()
+    await page.goto(`${running.baseUrl}/demo`)
+    await page.getByRole('link', { name: 'Verify I am 18 or older' }).click()
+    await page.getByLabel('Test age').fill('30')
+    await page.getByRole('button', { name: 'Complete test verification' }).click()
+    await page.waitForURL(`${running.baseUrl}/demo/callback**`)
+    const transactionId = (await page.locator('#transaction-id').textContent())!.trim()
+    expect(transactionId).toMatch(/^[0-9a-f-]{36}$/)
+
+    await setPasswordAndSignIn(page, await createUserWithCli('demo', 'you@example.com'), 'you@example.com')
+    await page.getByLabel('Transaction ID').fill(transactionId)
+    await page.getByRole('button', { name: 'Search' }).click()
+    await page.waitForURL(`**/dashboard/audit?transaction_id=${transactionId}**`)
+    expect(await page.getByRole('table', { name: 'Verifications, newest first' }).getByRole('link').allTextContents()).toEqual([transactionId])
+
+    await page.getByRole('link', { name: 'Usage' }).click()
+    const today = new Date().toISOString().slice(0, 10)
+    expect(await page.locator(`rect.bar[data-day="${today}"]`).getAttribute('data-total')).toBe('1')
+    expect(await page.locator('[data-count="total_verifications"]').textContent()).toBe('1')
+
+    if (process.env.UPDATE_SCREENSHOTS) {
+      mkdirSync('docs/screenshots', { recursive: true })
+      for (const [name, viewport] of [['desktop', { width: 1280, height: 860 }], ['phone', { width: 390, height: 844 }]] as const) {
+        await page.setViewportSize(viewport)
+        for (const [shot, path] of [['audit', `/dashboard/audit?transaction_id=${transactionId}`], ['usage', '/dashboard/usage'], ['settings', '/dashboard/settings']]) {
+          await page.goto(`${running.baseUrl}${path}`)
+          await page.screenshot({ path: `docs/screenshots/dashboard-${shot}-${name}.png`, fullPage: true })
+        }
+      }
+    }
+    await context.close()
+  }, 90_000)
 })

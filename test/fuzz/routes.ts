@@ -200,6 +200,11 @@ function shapes(hostile: Arbitrary<Piece>, strict: boolean): Shape[] {
     dashboardPost('set-password', { token: mix(edited('passwordToken')), password, confirm: password }, 'dashboardFormCsrf'),
     dashboardPost('sign-out', {}, 'dashboardCsrf'),
     dashboardPost('sign-out-everywhere', {}, 'dashboardCsrf'),
+    dashboardGet(['dashboard', 'settings'], { ...lang, notice: mix(words('redirect_uri_added', 'redirect_uri_removed', 'site_saved')) }),
+    dashboardPost('settings/redirect-uris/add', { redirect_uri: mix(words('https://added.example/cb', 'http://localhost:8080/cb?x=1', 'javascript:alert(1)', 'https://a.example/#f', 'https://a.example/ b', '')) }, 'dashboardCsrf'),
+    dashboardPost('settings/redirect-uris/remove', { redirect_uri: mix(real('redirectUri'), words('https://added.example/cb', 'https://never.example/')) }, 'dashboardCsrf'),
+    dashboardPost('settings/site', { min_age: mix(words('', '18', '0', '100', '1e1', '-1', '０')), home_url: mix(words('', 'https://shop.example/', 'ftp://x', 'https://u:p@x.example/')) }, 'dashboardCsrf'),
+    dashboardPost('settings/rotate-secret', { overlap: mix(words('0', '3600', '2592000', '99', '')), password }, 'dashboardCsrf'),
   ]
   return [
     {
@@ -594,12 +599,14 @@ export async function createFuzzTarget() {
   const shop = await ctx.createClient({ name: 'Fuzz shop' })
   const sandbox = await ctx.createClient({ name: 'Fuzz sandbox', sandbox: true })
   const token = (await ctx.tokenFor(shop)).access_token
-  // A dashboard user of the shop who signs in, and one whose password the fuzzer's real links set (again and again).
+  // A dashboard user who signs in, and one whose password the fuzzer's real links set (again and again). Their
+  // own client: the settings forms change its redirect URIs, minimum age and secret, never the shop's.
   const DASHBOARD_PASSWORD = 'fuzz dashboard password'
-  const dashboardUser = await createDashboardUser(ctx.deps, { clientId: shop.id, email: 'fuzz@shop.example' })
+  const dashboardClient = await ctx.createClient({ name: 'Fuzz dashboard' })
+  const dashboardUser = await createDashboardUser(ctx.deps, { clientId: dashboardClient.id, email: 'fuzz@shop.example' })
   await setPasswordWithToken(ctx.deps, dashboardUser.link.token, DASHBOARD_PASSWORD)
-  const pendingUser = (await createDashboardUser(ctx.deps, { clientId: shop.id, email: 'pending@shop.example' })).user
-  const { transactionId } = await ctx.issueCode({ clientId: shop.id })
+  const pendingUser = (await createDashboardUser(ctx.deps, { clientId: dashboardClient.id, email: 'pending@shop.example' })).user
+  const { transactionId } = await ctx.issueCode({ clientId: dashboardClient.id })
 
   async function walletWith(format: DevCredentialFormat) {
     const wallet = await createDevWallet()

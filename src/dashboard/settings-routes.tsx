@@ -1,0 +1,156 @@
+import { Elysia, t } from 'elysia'
+import { DEMO_CLIENT_ID } from '../demo/demo-client.ts'
+import type { AppDeps } from '../deps.ts'
+import { OAuthError } from '../errors.ts'
+import { readHttpUrl } from '../lib/http-url.ts'
+import { findClient, MAX_REDIRECT_URIS, rotateClientSecret, updateClient, type Client, type ClientChanges } from '../oauth/clients.ts'
+import { peerAddress } from '../ratelimit/peer.ts'
+import { LangQuery, readForm, type Cookies, type DashboardContext, type ResponseSet } from './context.ts'
+import { dashboardLanguages } from './i18n.ts'
+import type { View } from './layout.tsx'
+import type { SignedIn } from './sessions.ts'
+import { SECRET_OVERLAPS, SettingsPage, type RotatedSecret, type SettingsNotice, type SettingsProblem } from './settings-page.tsx'
+import { confirmPassword } from './sign-in.ts'
+
+const hidden = { detail: { hide: true } }
+const form = { parse: [readForm, 'urlencoded' as const] }
+const field = (maxLength: number) => t.String({ maxLength })
+const extra = { additionalProperties: t.String({ maxLength: 1024 }) }
+
+const SettingsQuery = t.Object({
+  lang: t.Optional(t.String({ maxLength: 8 })),
+  notice: t.Optional(t.Union([t.Literal('redirect_uri_added'), t.Literal('redirect_uri_removed'), t.Literal('site_saved')])),
+})
+const RedirectUriForm = t.Object({ csrf: field(128), redirect_uri: field(2048) }, extra)
+const SiteForm = t.Object({ csrf: field(128), min_age: field(16), home_url: field(2048) }, extra)
+const RotateForm = t.Object({ csrf: field(128), overlap: field(16), password: field(1024) }, extra)
+
+/**
+ * The integration settings of the signed-in user's client: redirect URIs, minimum age, home address, the
+ * secret's rotation. Every change is a form post (CSRF token, same origin) bound to the session's client;
+ * a refused value re-renders the page with the reason (400), an accepted one redirects (303) with a notice.
+ * A rotation asks for the user's password again and answers with the new secret, shown once, never stored.
+ */
+export function settingsRoutes(deps: AppDeps, context: DashboardContext) {
+  const { openPage, openPost, accountOf, page, redirect, viewOf } = context
+
+  /** The settings page: its client read afresh, a notice or a refusal, a secret just rotated. */
+  async function render(set: ResponseSet, view: View, session: SignedIn, extras: { notice?: SettingsNotice; problem?: SettingsProblem; rotated?: RotatedSecret } = {}) {
+    const client = await findClient(deps.db, session.client.id)
+    if (!client) throw new OAuthError('not_found', 'No such client')
+    page(set, extras.problem ? 400 : 200)
+    return <SettingsPage view={view} account={accountOf(session)} client={client} publicUrl={deps.config.publicUrl} now={deps.clock.now()} {...extras} />
+  }
+
+  /** A settings form's post: its language, the session (undefined: not signed in), the refusals in that language. */
+  async function openForm(cookie: Cookies, request: Request, csrf: string, lang: string | undefined) {
+    const view = viewOf(request, lang)
+    return { view, session: await openPost(cookie, request, csrf), problems: dashboardLanguages[view.lang].settingsProblems }
+  }
+
+  /** Applies a change to the session's client and answers with a notice; a value the client refuses is a 400 page. */
+  async function change(set: ResponseSet, view: View, session: SignedIn, changes: ClientChanges, notice: SettingsNotice, problem: SettingsProblem) {
+    try {
+      await updateClient(deps.db, session.client.id, changes)
+    } catch (error) {
+      if (error instanceof OAuthError && error.code === 'invalid_request') return render(set, view, session, { problem })
+      throw error
+    }
+    deps.log.info('client_settings_changed', { client_id: session.client.id, user_id: session.user.id, change: notice })
+    return redirect(set, view, `/dashboard/settings?notice=${notice}`)
+  }
+
+  return new Elysia({ name: 'dashboard-settings-routes' })
+    .get(
+      '/dashboard/settings',
+      async ({ query, request, cookie, set }) => {
+        const { view, session } = await openPage(cookie, request, query.lang)
+        if (!session) return redirect(set, view, '/dashboard/sign-in')
+        return render(set, view, session, query.notice ? { notice: query.notice } : {})
+      },
+      { query: SettingsQuery, ...hidden },
+    )
+    .post(
+      '/dashboard/settings/redirect-uris/add',
+      async ({ query, body, request, cookie, set }) => {
+        const { view, session, problems } = await openForm(cookie, request, body.csrf, query.lang)
+        if (!session) return redirect(set, view, '/dashboard/sign-in')
+        const uri = body.redirect_uri
+        const values = { redirect_uri: uri }
+        const client = await sessionClient(session)
+        if (client.redirectUris.includes(uri)) return render(set, view, session, { problem: { section: 'redirect', message: problems.redirectUriKnown, values } })
+        if (client.redirectUris.length >= MAX_REDIRECT_URIS) return render(set, view, session, { problem: { section: 'redirect', message: problems.redirectUriTooMany(MAX_REDIRECT_URIS), values } })
+        return change(set, view, session, { addRedirectUris: [uri] }, 'redirect_uri_added', { section: 'redirect', message: problems.redirectUri, values })
+      },
+      { ...form, body: RedirectUriForm, query: LangQuery, ...hidden },
+    )
+    .post(
+      '/dashboard/settings/redirect-uris/remove',
+      async ({ query, body, request, cookie, set }) => {
+        const { view, session, problems } = await openForm(cookie, request, body.csrf, query.lang)
+        if (!session) return redirect(set, view, '/dashboard/sign-in')
+        const client = await sessionClient(session)
+        if (!client.redirectUris.includes(body.redirect_uri)) return render(set, view, session, { problem: { section: 'redirect', message: problems.redirectUriUnknown } })
+        return change(set, view, session, { removeRedirectUris: [body.redirect_uri] }, 'redirect_uri_removed', { section: 'redirect', message: problems.redirectUriLast })
+      },
+      { ...form, body: RedirectUriForm, query: LangQuery, ...hidden },
+    )
+    .post(
+      '/dashboard/settings/site',
+      async ({ query, body, request, cookie, set }) => {
+        const { view, session, problems } = await openForm(cookie, request, body.csrf, query.lang)
+        if (!session) return redirect(set, view, '/dashboard/sign-in')
+        const values = { min_age: body.min_age, home_url: body.home_url }
+        const minAge = readMinAge(body.min_age)
+        if (minAge === undefined) return render(set, view, session, { problem: { section: 'site', message: problems.minAge, values } })
+        const homeUrl = body.home_url.trim() === '' ? null : body.home_url.trim()
+        if (homeUrl !== null && !isHttpUrl(homeUrl)) return render(set, view, session, { problem: { section: 'site', message: problems.homeUrl, values } })
+        return change(set, view, session, { minAge, homeUrl }, 'site_saved', { section: 'site', message: problems.homeUrl, values })
+      },
+      { ...form, body: SiteForm, query: LangQuery, ...hidden },
+    )
+    .post(
+      '/dashboard/settings/rotate-secret',
+      async ({ query, body, request, cookie, set }) => {
+        const { view, session, problems } = await openForm(cookie, request, body.csrf, query.lang)
+        if (!session) return redirect(set, view, '/dashboard/sign-in')
+        if (session.client.id === DEMO_CLIENT_ID) return render(set, view, session, { problem: { section: 'secret', message: problems.demoSecret } })
+        const overlap = SECRET_OVERLAPS.find((seconds) => seconds === body.overlap)
+        if (!overlap) return render(set, view, session, { problem: { section: 'secret', message: problems.overlap } })
+        const signInDeps = { db: deps.db, clock: deps.clock, limits: deps.config.limits }
+        const address = peerAddress(request, deps.config.trustProxy)
+        if (!(await confirmPassword(signInDeps, { email: session.user.email, password: body.password, address }))) {
+          return render(set, view, session, { problem: { section: 'secret', message: problems.password, values: { overlap } } })
+        }
+        const rotated = await rotateClientSecret(deps, session.client.id, { overlapSeconds: Number(overlap) })
+        if (!rotated) throw new OAuthError('not_found', 'No such client')
+        deps.log.info('client_settings_changed', { client_id: session.client.id, user_id: session.user.id, change: 'secret_rotated', overlap_seconds: Number(overlap) })
+        return render(set, view, session, { rotated: { secret: rotated.secret, previousUntil: rotated.client.previousSecretExpiresAt } })
+      },
+      { ...form, body: RotateForm, query: LangQuery, ...hidden },
+    )
+
+  async function sessionClient(session: SignedIn): Promise<Client> {
+    const client = await findClient(deps.db, session.client.id)
+    if (!client) throw new OAuthError('not_found', 'No such client')
+    return client
+  }
+}
+
+/** The form's minimum age: null when empty, undefined when not a whole number from 1 to 99. */
+function readMinAge(value: string): number | null | undefined {
+  const trimmed = value.trim()
+  if (trimmed === '') return null
+  if (!/^\d{1,2}$/.test(trimmed)) return undefined
+  const age = Number(trimmed)
+  return age >= 1 && age <= 99 ? age : undefined
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    readHttpUrl('home URL', value)
+    return true
+  } catch {
+    return false
+  }
+}
