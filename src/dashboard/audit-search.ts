@@ -1,7 +1,8 @@
 import { and, desc, eq, gte, lt, lte, or } from 'drizzle-orm'
 import type { AuditLog } from '../audit/audit-logs.ts'
 import type { Database } from '../db/client.ts'
-import { auditLogs, type MethodClass, type VerificationLevel } from '../db/schema.ts'
+import { unionAll } from 'drizzle-orm/pg-core'
+import { auditLogs, methodClasses, verificationLevels, type MethodClass, type VerificationLevel } from '../db/schema.ts'
 
 /** What a dashboard user narrows their audit log by; every search is also bound to their client. */
 export type AuditFilter = {
@@ -56,31 +57,50 @@ export async function searchAuditLogs(
   return { rows: page, next: rows.length > query.limit && last ? { createdAt: last.createdAt, transactionId: last.transactionId } : undefined }
 }
 
-/** The statement behind {@link searchAuditLogs}: one row more than a page, to know whether another follows. */
+/**
+ * The statement behind {@link searchAuditLogs}: one row more than a page, to know whether another follows.
+ *
+ * A transaction id is a primary-key lookup, and the whole list a backward walk of (client_id, created_at).
+ * A filter by class or level is one branch per (method class, level) it allows, each a backward range on the (client_id, method_class, verification_level, created_at) index
+ * that stops after a page, merged newest first: a filter that matches few rows, or none, reads about a page
+ * per branch, where a walk of (client_id, created_at) that filters as it goes would read the whole history
+ * (a million rows, 630 ms, before this; `bun run bench:audit`).
+ */
 export function auditPageQuery(db: Database, clientId: string, query: { filter: AuditFilter; before?: AuditCursor | undefined; limit: number }) {
   const { filter, before } = query
-  const transactionId = filter.transactionId === undefined ? undefined : (readTransactionId(filter.transactionId) ?? '00000000-0000-0000-0000-000000000000')
-  return db
-    .select()
-    .from(auditLogs)
-    .where(
-      and(
-        eq(auditLogs.clientId, clientId),
-        transactionId === undefined ? undefined : eq(auditLogs.transactionId, transactionId),
-        filter.start && gte(auditLogs.createdAt, filter.start),
-        filter.end && lt(auditLogs.createdAt, filter.end),
-        filter.methodClass && eq(auditLogs.methodClass, filter.methodClass),
-        filter.level && eq(auditLogs.verificationLevel, filter.level),
-        // Spelt out rather than a row comparison, so that `created_at <= …` is plainly an index condition.
-        before &&
-          and(
-            lte(auditLogs.createdAt, before.createdAt),
-            or(lt(auditLogs.createdAt, before.createdAt), lt(auditLogs.transactionId, before.transactionId)),
-          ),
-      ),
+  const newestFirst = [desc(auditLogs.createdAt), desc(auditLogs.transactionId)] as const
+  const common = and(
+    eq(auditLogs.clientId, clientId),
+    filter.start && gte(auditLogs.createdAt, filter.start),
+    filter.end && lt(auditLogs.createdAt, filter.end),
+    // Spelt out rather than a row comparison, so that `created_at <= …` is plainly an index condition.
+    before && and(lte(auditLogs.createdAt, before.createdAt), or(lt(auditLogs.createdAt, before.createdAt), lt(auditLogs.transactionId, before.transactionId))),
+  )
+  // By id, or with every class and level: one statement (a key lookup; every row of the range matches).
+  if (filter.transactionId !== undefined || (!filter.methodClass && !filter.level)) {
+    const transactionId = filter.transactionId === undefined ? undefined : (readTransactionId(filter.transactionId) ?? '00000000-0000-0000-0000-000000000000')
+    const where = and(
+      common,
+      transactionId === undefined ? undefined : eq(auditLogs.transactionId, transactionId),
+      filter.methodClass && eq(auditLogs.methodClass, filter.methodClass),
+      filter.level && eq(auditLogs.verificationLevel, filter.level),
     )
-    .orderBy(desc(auditLogs.createdAt), desc(auditLogs.transactionId))
-    .limit(query.limit + 1)
+    return db.select().from(auditLogs).where(where).orderBy(...newestFirst).limit(query.limit + 1)
+  }
+  const classes = methodClasses.filter((value) => !filter.methodClass || value === filter.methodClass)
+  const levels = verificationLevels.filter((value) => !filter.level || value === filter.level)
+  const branches = classes.flatMap((methodClass) =>
+    levels.map((level) =>
+      db
+        .select()
+        .from(auditLogs)
+        .where(and(common, eq(auditLogs.methodClass, methodClass), eq(auditLogs.verificationLevel, level)))
+        .orderBy(...newestFirst)
+        .limit(query.limit + 1),
+    ),
+  )
+  const [first, second, ...rest] = branches
+  return second ? unionAll(first!, second, ...rest).orderBy(...newestFirst).limit(query.limit + 1) : first!
 }
 
 /**

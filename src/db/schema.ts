@@ -80,7 +80,11 @@ export const auditLogs = pgTable(
     /** Set when the code for this verification was replayed (RFC 6749 §4.1.2): its tokens stop validating. */
     revokedAt: instant('revoked_at'),
   },
-  (t) => [index('audit_logs_client_created').on(t.clientId, t.createdAt)],
+  (t) => [
+    index('audit_logs_client_created').on(t.clientId, t.createdAt),
+    // The dashboard's filtered audit list: one backward range per (class, level), see auditPageQuery.
+    index('audit_logs_client_kind_created').on(t.clientId, t.methodClass, t.verificationLevel, t.createdAt),
+  ],
 )
 
 /** Authorization codes, stored only as SHA-256 of the code (they are 256-bit random values). */

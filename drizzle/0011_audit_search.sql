@@ -1,0 +1,1 @@
+CREATE INDEX IF NOT EXISTS "audit_logs_client_kind_created" ON "audit_logs" USING btree ("client_id","method_class","verification_level","created_at");
