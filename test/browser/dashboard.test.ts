@@ -192,6 +192,15 @@ describe.skipIf(!hasChromium)('the client dashboard in headless Chromium', () =>
     expect(await axeViolations(page)).toEqual([])
     shop.secret = secret
 
+    // The error pages: a verification that is not this client's, a spent link.
+    const missing = await page.goto(`${running.baseUrl}/dashboard/audit/00000000-0000-4000-8000-000000000000`)
+    expect(missing!.status()).toBe(404)
+    expect(await page.getByRole('alert').textContent()).toContain('There is nothing at this address.')
+    expect(await axeViolations(page)).toEqual([])
+    const spent = await page.goto(`${running.baseUrl}/dashboard/set-password?token=spent-or-made-up`)
+    expect(spent!.status()).toBe(400)
+    expect(await axeViolations(page)).toEqual([])
+
     // German, and signing out everywhere.
     await page.goto(`${running.baseUrl}/dashboard/audit?lang=de`)
     expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Prüfprotokoll')
