@@ -384,6 +384,16 @@ export function fuzzedRoutes(): string[] {
 }
 
 /**
+ * `perRoute` requests to every route as a real caller sends them, each route's drawn from its own
+ * generator with `seed`: what one route's requests are does not move when another route is added (a shared
+ * sequence does), so the run reaches every route's own work whatever else changes. Run first, as examples.
+ */
+export function realRequests(options: { hugeBytes: number; seed: number; perRoute: number }): RequestSpec[] {
+  const hostile = hostilePiece(options.hugeBytes)
+  return shapes(hostile, true).flatMap((shape) => fc.sample(requestFor(shape, hostile, true), { seed: options.seed, numRuns: options.perRoute }))
+}
+
+/**
  * Every route, weighted alike, a quarter of the time as a real caller sends it and otherwise with hostile
  * parts, plus unknown paths. `hugeBytes` bounds the huge values (keep it small in the quick run).
  */
