@@ -1,4 +1,5 @@
 import { dashboardLanguages } from './i18n.ts'
+import { PasskeySignIn } from './passkey-panel.tsx'
 import { DashboardLayout, href, type View } from './layout.tsx'
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from './passwords.ts'
 
@@ -21,6 +22,7 @@ export function SignInPage({ view, csrf, email, failed, notice }: { view: View; 
           <p safe>{t.signInFailed}</p>
         </div>
       )}
+      <PasskeySignIn view={view} csrf={csrf} />
       <form method="post" action={href(view, '/dashboard/sign-in')} class="stack narrow">
         <input type="hidden" name="csrf" value={csrf} />
         <label for="email" safe>

@@ -87,6 +87,11 @@ export function createDashboardContext(deps: AppDeps) {
     return preSessionCsrfToken(key, value)
   }
 
+  /** This browser's pre-session cookie, once {@link checkFormPost} has accepted a post with its token. */
+  function formCookieValue(cookie: Cookies): string | undefined {
+    return stringCookie(cookie[formCookie])
+  }
+
   /** A pre-session form post: not from another site, with the token of this browser's pre-session cookie. */
   function checkFormPost(cookie: Cookies, request: Request, csrf: string): void {
     refuseForeignPost(request, ownOrigins)
@@ -107,7 +112,7 @@ export function createDashboardContext(deps: AppDeps) {
     return ''
   }
 
-  return { currentSession, openPage, accountOf, startSession, clearSession, openPost, formToken, checkFormPost, viewOf, page, redirect }
+  return { currentSession, openPage, accountOf, startSession, clearSession, openPost, formToken, formCookieValue, checkFormPost, viewOf, page, redirect }
 }
 
 function stringCookie(cookie: Cookie<unknown> | undefined): string | undefined {

@@ -137,7 +137,7 @@ export type DashboardMessages = {
   codeCaption: string
   secretPlaceholder: string
   integrationMore: string
-  settingsNotices: Record<'redirect_uri_added' | 'redirect_uri_removed' | 'site_saved', string>
+  settingsNotices: Record<'redirect_uri_added' | 'redirect_uri_removed' | 'site_saved' | 'passkey_added' | 'passkey_removed', string>
   settingsProblems: {
     redirectUri: string
     redirectUriKnown: string
@@ -150,6 +150,20 @@ export type DashboardMessages = {
     password: string
     demoSecret: string
   }
+
+  passkeysHeading: string
+  passkeysIntro: string
+  noPasskeys: string
+  passkeysCaption: string
+  passkeyAddedOn: string
+  passkeyLastUsed: string
+  passkeyNeverUsed: string
+  addPasskey: string
+  removePasskey: (created: string) => string
+  signInWithPasskey: string
+  orWithPassword: string
+  passkeyScript: { working: string; cancelled: string; failed: string }
+  passkeyOutcomes: { signInFailed: string; challengeExpired: string; invalid: string; alreadySaved: string; tooMany: (max: number) => string }
 
   errorTitle: string
   errors: Partial<Record<ErrorCode, string>>
@@ -299,7 +313,7 @@ const en: DashboardMessages = {
   codeCaption: 'age-check.ts',
   secretPlaceholder: 'your-client-secret',
   integrationMore: 'The same flow with curl, a standard OAuth library or Python, and every error explained: docs/integration.md and docs/errors.md in the ofage repository.',
-  settingsNotices: { redirect_uri_added: 'The redirect URI is added.', redirect_uri_removed: 'The redirect URI is removed.', site_saved: 'Your site settings are saved.' },
+  settingsNotices: { redirect_uri_added: 'The redirect URI is added.', redirect_uri_removed: 'The redirect URI is removed.', site_saved: 'Your site settings are saved.', passkey_added: 'Your passkey is added: sign in with it next time.', passkey_removed: 'The passkey is removed.' },
   settingsProblems: {
     redirectUri: 'This is not a redirect URI we can register: see the rules above.',
     redirectUriKnown: 'This redirect URI is registered already.',
@@ -311,6 +325,26 @@ const en: DashboardMessages = {
     overlap: 'Choose one of the listed times.',
     password: 'The password is not right. The secret was not rotated.',
     demoSecret: 'The demo client’s secret is derived by the server from its keys, so that /demo can always exchange its codes: it is not rotated here.',
+  },
+
+  passkeysHeading: 'Your passkeys',
+  passkeysIntro: 'Sign in with your phone’s or computer’s screen lock instead of your password. Each passkey is yours alone; your password keeps working.',
+  noPasskeys: 'You have no passkey yet.',
+  passkeysCaption: 'Your passkeys',
+  passkeyAddedOn: 'Added (UTC)',
+  passkeyLastUsed: 'Last used (UTC)',
+  passkeyNeverUsed: 'Never',
+  addPasskey: 'Add a passkey',
+  removePasskey: (created) => `Remove the passkey added ${created}`,
+  signInWithPasskey: 'Sign in with a passkey',
+  orWithPassword: 'Or with your email and password:',
+  passkeyScript: { working: 'Waiting for your passkey…', cancelled: 'No passkey was used. You can try again.', failed: 'That did not work. Try again, or use your password.' },
+  passkeyOutcomes: {
+    signInFailed: 'This passkey does not sign in to the dashboard. Use another, or your email and password.',
+    challengeExpired: 'This took too long or was already used. Try again.',
+    invalid: 'Your device’s answer could not be checked. Try again.',
+    alreadySaved: 'This passkey is added already.',
+    tooMany: (max) => `You have ${max} passkeys, the most an account keeps: remove one first.`,
   },
 
   errorTitle: 'This page cannot be shown',
@@ -467,7 +501,7 @@ const de: DashboardMessages = {
   codeCaption: 'age-check.ts',
   secretPlaceholder: 'ihr-client-secret',
   integrationMore: 'Derselbe Ablauf mit curl, einer Standard-OAuth-Bibliothek oder Python und jeder Fehler erklärt: docs/integration.md und docs/errors.md im ofage-Repository.',
-  settingsNotices: { redirect_uri_added: 'Die Redirect-URI ist hinzugefügt.', redirect_uri_removed: 'Die Redirect-URI ist entfernt.', site_saved: 'Ihre Website-Einstellungen sind gespeichert.' },
+  settingsNotices: { redirect_uri_added: 'Die Redirect-URI ist hinzugefügt.', redirect_uri_removed: 'Die Redirect-URI ist entfernt.', site_saved: 'Ihre Website-Einstellungen sind gespeichert.', passkey_added: 'Ihr Passkey ist hinzugefügt: Melden Sie sich nächstes Mal damit an.', passkey_removed: 'Der Passkey ist entfernt.' },
   settingsProblems: {
     redirectUri: 'Diese Redirect-URI können wir nicht registrieren: Siehe die Regeln oben.',
     redirectUriKnown: 'Diese Redirect-URI ist bereits registriert.',
@@ -479,6 +513,26 @@ const de: DashboardMessages = {
     overlap: 'Wählen Sie eine der angebotenen Zeiten.',
     password: 'Das Passwort stimmt nicht. Das Secret wurde nicht erneuert.',
     demoSecret: 'Das Secret des Demo-Clients leitet der Server aus seinen Schlüsseln ab, damit /demo seine Codes immer einlösen kann: Es wird hier nicht erneuert.',
+  },
+
+  passkeysHeading: 'Ihre Passkeys',
+  passkeysIntro: 'Melden Sie sich mit der Bildschirmsperre Ihres Telefons oder Computers statt mit dem Passwort an. Jeder Passkey gehört nur Ihnen; Ihr Passwort funktioniert weiter.',
+  noPasskeys: 'Sie haben noch keinen Passkey.',
+  passkeysCaption: 'Ihre Passkeys',
+  passkeyAddedOn: 'Hinzugefügt (UTC)',
+  passkeyLastUsed: 'Zuletzt verwendet (UTC)',
+  passkeyNeverUsed: 'Nie',
+  addPasskey: 'Passkey hinzufügen',
+  removePasskey: (created) => `Den am ${created} hinzugefügten Passkey entfernen`,
+  signInWithPasskey: 'Mit einem Passkey anmelden',
+  orWithPassword: 'Oder mit E-Mail-Adresse und Passwort:',
+  passkeyScript: { working: 'Warten auf Ihren Passkey …', cancelled: 'Es wurde kein Passkey verwendet. Sie können es erneut versuchen.', failed: 'Das hat nicht geklappt. Versuchen Sie es erneut oder verwenden Sie Ihr Passwort.' },
+  passkeyOutcomes: {
+    signInFailed: 'Mit diesem Passkey können Sie sich nicht beim Dashboard anmelden. Verwenden Sie einen anderen oder E-Mail-Adresse und Passwort.',
+    challengeExpired: 'Das hat zu lange gedauert oder wurde schon verwendet. Versuchen Sie es erneut.',
+    invalid: 'Die Antwort Ihres Geräts konnte nicht geprüft werden. Versuchen Sie es erneut.',
+    alreadySaved: 'Dieser Passkey ist bereits hinzugefügt.',
+    tooMany: (max) => `Sie haben ${max} Passkeys, die meisten, die ein Konto behält: Entfernen Sie zuerst einen.`,
   },
 
   errorTitle: 'Diese Seite kann nicht angezeigt werden',

@@ -101,3 +101,16 @@ export function DashboardLayout({ view, title, account, switchPath, children }: 
     </html>
   )
 }
+
+/** A table row's "Remove" button: a form of its own that posts one value with the session's CSRF token. */
+export function RemoveForm({ action, csrf, name, value, label, text }: { action: string; csrf: string; name: string; value: string; label: string; text: string }) {
+  return (
+    <form method="post" action={action}>
+      <input type="hidden" name="csrf" value={csrf} />
+      <input type="hidden" name={name} value={value} />
+      <button type="submit" class="secondary" aria-label={label} safe>
+        {text}
+      </button>
+    </form>
+  )
+}

@@ -4,14 +4,22 @@ import type { AppDeps } from '../deps.ts'
 import { auditRoutes } from './audit-routes.tsx'
 import { authRoutes } from './auth-routes.tsx'
 import { createDashboardContext } from './context.ts'
+import { passkeyRoutes } from './passkey-routes.tsx'
 import { settingsRoutes } from './settings-routes.tsx'
 import { usageRoutes } from './usage-routes.tsx'
 
 /**
  * The client dashboard under /dashboard: sign-in for the users an operator created (`ofage users create`),
- * the audit log of their client, its usage this month, and its integration settings. Server-rendered pages under the hosted page's strict CSP.
+ * or with a passkey they added, the audit log of their client, its usage this month, and its integration
+ * settings. Server-rendered pages under the hosted page's strict CSP.
  */
 export function dashboardRoutes(deps: AppDeps) {
   const context = createDashboardContext(deps)
-  return new Elysia({ name: 'dashboard-routes' }).use(html({ autoDoctype: true })).use(authRoutes(deps, context)).use(auditRoutes(deps, context)).use(usageRoutes(deps, context)).use(settingsRoutes(deps, context))
+  return new Elysia({ name: 'dashboard-routes' })
+    .use(html({ autoDoctype: true }))
+    .use(authRoutes(deps, context))
+    .use(auditRoutes(deps, context))
+    .use(usageRoutes(deps, context))
+    .use(settingsRoutes(deps, context))
+    .use(passkeyRoutes(deps, context))
 }

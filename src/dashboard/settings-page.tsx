@@ -3,12 +3,14 @@ import type { Client } from '../oauth/clients.ts'
 import { formatInstant } from './audit-page.tsx'
 import { dashboardLanguages } from './i18n.ts'
 import { integrationCode, integrationEnvironment } from './integration-snippet.ts'
-import { DashboardLayout, href, type Account, type View } from './layout.tsx'
+import { DashboardLayout, href, RemoveForm, type Account, type View } from './layout.tsx'
+import { PasskeyList } from './passkey-panel.tsx'
+import type { DashboardPasskey } from './passkeys.ts'
 
 /** The overlaps a user may choose when rotating the secret, in seconds; the first is the default. */
 export const SECRET_OVERLAPS = ['0', '3600', '86400', '604800', '2592000'] as const
 
-export type SettingsNotice = 'redirect_uri_added' | 'redirect_uri_removed' | 'site_saved'
+export type SettingsNotice = 'redirect_uri_added' | 'redirect_uri_removed' | 'site_saved' | 'passkey_added' | 'passkey_removed'
 export type SettingsSection = 'redirect' | 'site' | 'secret'
 /** A refused form: which section, what to say, and what the user typed (shown again). */
 export type SettingsProblem = { section: SettingsSection; message: string; values?: Record<string, string> }
@@ -24,13 +26,15 @@ type SettingsPageProps = {
   notice?: SettingsNotice | undefined
   problem?: SettingsProblem | undefined
   rotated?: RotatedSecret | undefined
+  /** The signed-in user's own passkeys. */
+  passkeys: DashboardPasskey[]
 }
 
 /**
  * The client's integration settings: its status, redirect URIs, minimum age and home address, the secret's
  * rotation, and a snippet filled with its real values. Every form posts with the session's CSRF token.
  */
-export function SettingsPage({ view, account, client, publicUrl, now, notice, problem, rotated }: SettingsPageProps) {
+export function SettingsPage({ view, account, client, publicUrl, now, notice, problem, rotated, passkeys }: SettingsPageProps) {
   const t = dashboardLanguages[view.lang]
   const action = (path: string) => href(view, `/dashboard/settings/${path}`)
   const failed = (section: SettingsSection) => (problem?.section === section ? problem : undefined)
@@ -98,26 +102,21 @@ export function SettingsPage({ view, account, client, publicUrl, now, notice, pr
                 <td class="mono" data-redirect-uri={uri} safe>
                   {uri}
                 </td>
-                <td class="row-action">
-                  {onlyOne ? (
-                    <span class="small" safe>
-                      {t.lastRedirectUri}
-                    </span>
-                  ) : (
-                    <form method="post" action={action('redirect-uris/remove')}>
-                      <input type="hidden" name="csrf" value={account.csrf} />
-                      <input type="hidden" name="redirect_uri" value={uri} />
-                      <button type="submit" class="secondary" aria-label={t.removeRedirectUri(uri)} safe>
-                        {t.remove}
-                      </button>
-                    </form>
-                  )}
-                </td>
+                {!onlyOne && (
+                  <td class="row-action">
+                    <RemoveForm action={action('redirect-uris/remove')} csrf={account.csrf} name="redirect_uri" value={uri} label={t.removeRedirectUri(uri)} text={t.remove} />
+                  </td>
+                )}
               </tr>
             ))}
           </tbody>
         </table>
       </div>
+      {onlyOne && (
+        <p class="small" safe>
+          {t.lastRedirectUri}
+        </p>
+      )}
       <form method="post" action={action('redirect-uris/add')} class="stack settings-form">
         <input type="hidden" name="csrf" value={account.csrf} />
         <label for="redirect_uri" safe>
@@ -225,6 +224,8 @@ export function SettingsPage({ view, account, client, publicUrl, now, notice, pr
           </div>
         </form>
       )}
+
+      <PasskeyList view={view} csrf={account.csrf} passkeys={passkeys} />
 
       <h2 safe>{t.integrationHeading}</h2>
       <p safe>{t.integrationIntro}</p>

@@ -10,6 +10,7 @@ import { dashboardLanguages } from './i18n.ts'
 import type { View } from './layout.tsx'
 import type { SignedIn } from './sessions.ts'
 import { SECRET_OVERLAPS, SettingsPage, type RotatedSecret, type SettingsNotice, type SettingsProblem } from './settings-page.tsx'
+import { listDashboardPasskeys } from './passkeys.ts'
 import { confirmPassword } from './sign-in.ts'
 
 const hidden = { detail: { hide: true } }
@@ -19,7 +20,7 @@ const extra = { additionalProperties: t.String({ maxLength: 1024 }) }
 
 const SettingsQuery = t.Object({
   lang: t.Optional(t.String({ maxLength: 8 })),
-  notice: t.Optional(t.Union([t.Literal('redirect_uri_added'), t.Literal('redirect_uri_removed'), t.Literal('site_saved')])),
+  notice: t.Optional(t.Union([t.Literal('redirect_uri_added'), t.Literal('redirect_uri_removed'), t.Literal('site_saved'), t.Literal('passkey_added'), t.Literal('passkey_removed')])),
 })
 const RedirectUriForm = t.Object({ csrf: field(128), redirect_uri: field(2048) }, extra)
 const SiteForm = t.Object({ csrf: field(128), min_age: field(16), home_url: field(2048) }, extra)
@@ -38,8 +39,9 @@ export function settingsRoutes(deps: AppDeps, context: DashboardContext) {
   async function render(set: ResponseSet, view: View, session: SignedIn, extras: { notice?: SettingsNotice; problem?: SettingsProblem; rotated?: RotatedSecret } = {}) {
     const client = await findClient(deps.db, session.client.id)
     if (!client) throw new OAuthError('not_found', 'No such client')
+    const passkeys = await listDashboardPasskeys(deps.db, session.user.id)
     page(set, extras.problem ? 400 : 200)
-    return <SettingsPage view={view} account={accountOf(session)} client={client} publicUrl={deps.config.publicUrl} now={deps.clock.now()} {...extras} />
+    return <SettingsPage view={view} account={accountOf(session)} client={client} publicUrl={deps.config.publicUrl} now={deps.clock.now()} passkeys={passkeys} {...extras} />
   }
 
   /** A settings form's post: its language, the session (undefined: not signed in), the refusals in that language. */

@@ -13,6 +13,7 @@ import m0008 from '../../drizzle/0008_webhooks.sql' with { type: 'text' }
 import m0009 from '../../drizzle/0009_dashboard.sql' with { type: 'text' }
 import m0010 from '../../drizzle/0010_client_secret_overlap.sql' with { type: 'text' }
 import m0011 from '../../drizzle/0011_audit_search.sql' with { type: 'text' }
+import m0012 from '../../drizzle/0012_dashboard_passkeys.sql' with { type: 'text' }
 
 export const migrationJournal = journal
 
@@ -30,4 +31,5 @@ export const migrationFiles: Record<string, string> = {
   '0009_dashboard': m0009,
   '0010_client_secret_overlap': m0010,
   '0011_audit_search': m0011,
+  '0012_dashboard_passkeys': m0012,
 }

@@ -374,3 +374,36 @@ export const dashboardSessions = pgTable(
   },
   (t) => [index('dashboard_sessions_user').on(t.userId), index('dashboard_sessions_expires').on(t.expiresAt)],
 )
+
+/**
+ * Passkeys a dashboard user signs in with instead of a password: the credential's public key and counter,
+ * nothing else from the authenticator. They go with their user.
+ */
+export const dashboardPasskeys = pgTable(
+  'dashboard_passkeys',
+  {
+    credentialId: text('credential_id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => dashboardUsers.id, { onDelete: 'cascade' }),
+    /** The COSE public key, base64url. */
+    publicKey: text('public_key').notNull(),
+    signCount: integer('sign_count').notNull(),
+    createdAt: instant('created_at').notNull(),
+    lastUsedAt: instant('last_used_at'),
+  },
+  (t) => [index('dashboard_passkeys_user').on(t.userId)],
+)
+
+/**
+ * Live WebAuthn challenges of the dashboard, as SHA-256 of (purpose, what the ceremony is bound to: the
+ * session or the pre-session cookie, the challenge): used up once, gone after two minutes.
+ */
+export const dashboardPasskeyChallenges = pgTable(
+  'dashboard_passkey_challenges',
+  {
+    challengeHash: text('challenge_hash').primaryKey(),
+    expiresAt: instant('expires_at').notNull(),
+  },
+  (t) => [index('dashboard_passkey_challenges_expires').on(t.expiresAt)],
+)

@@ -5,6 +5,7 @@ import { consumePasskeyChallenge, storePasskeyChallenge, type ChallengePurpose }
 import { answeredChallenge, type AuthenticationResponse, type PasskeyFailure } from './model.ts'
 import { PASSKEY_CHALLENGE_LIFETIME_MS, type RelyingParty } from './relying-party.ts'
 import { advanceCounter, findPasskey, type Passkey } from './store.ts'
+import { verifyAssertion } from './webauthn.ts'
 
 type AuthenticationDeps = { db: Database; clock: Clock }
 
@@ -50,29 +51,14 @@ export async function verifyPasskeyAssertion(
   if (!(await consumePasskeyChallenge(deps, input.sessionIdHash, input.purpose, challenge))) return { verified: false, failure: 'challenge_expired' }
   const passkey = await findPasskey(deps.db, response.id)
   if (!passkey) return { verified: false, failure: 'unknown_passkey' }
-  const { verifyAuthenticationResponse } = await import('@simplewebauthn/server')
-  let verified
-  try {
-    verified = await verifyAuthenticationResponse({
-      // Where the authenticator sits is not checked, so it is not passed on (the library types it narrowly).
-      response: { ...response, authenticatorAttachment: undefined, response: { ...response.response, userHandle: response.response.userHandle ?? undefined } },
-      expectedChallenge: challenge,
-      expectedOrigin: input.rp.origin,
-      expectedRPID: input.rp.id,
-      credential: { id: passkey.credentialId, publicKey: Buffer.from(passkey.publicKey, 'base64url'), counter: passkey.signCount },
-      requireUserVerification: true,
-    })
-  } catch {
-    // Every malformed or failing assertion throws, a counter that did not move forward included.
-    return { verified: false, failure: 'invalid_response' }
-  }
-  if (!verified.verified) return { verified: false, failure: 'invalid_response' }
-  if (!(await advanceCounter(deps.db, passkey, verified.authenticationInfo.newCounter))) return { verified: false, failure: 'invalid_response' }
+  const counter = await verifyAssertion(input.rp, challenge, response, passkey)
+  if (counter === undefined) return { verified: false, failure: 'invalid_response' }
+  if (!(await advanceCounter(deps.db, passkey, counter))) return { verified: false, failure: 'invalid_response' }
   // The user handle is not covered by the signature (WebAuthn §6.3.3): it only picks which pseudonym the
   // holder of a valid passkey is shown under, and a handle is a 256-bit secret nobody else knows.
   const personKey = decodeUserHandle(response.response.userHandle)
   if (!personKey) return { verified: false, failure: 'invalid_response' }
-  return { verified: true, passkey: { ...passkey, signCount: verified.authenticationInfo.newCounter }, personKey }
+  return { verified: true, passkey: { ...passkey, signCount: counter }, personKey }
 }
 
 /** Whether a saved passkey may stand in for a check on this page: current, old enough, sandbox rule of age passes. */

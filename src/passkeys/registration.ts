@@ -6,6 +6,7 @@ import { consumePasskeyChallenge, storePasskeyChallenge } from './challenge.ts'
 import { answeredChallenge, type PasskeyFailure, type RegistrationResponse } from './model.ts'
 import { PASSKEY_ALGORITHMS, PASSKEY_CHALLENGE_LIFETIME_MS, type RelyingParty } from './relying-party.ts'
 import { insertPasskey, PASSKEY_LIFETIME_MS } from './store.ts'
+import { verifyNewCredential } from './webauthn.ts'
 
 type RegistrationDeps = { db: Database; clock: Clock }
 
@@ -73,26 +74,11 @@ export async function registerPasskey(
   if (!challenge) return { saved: false, failure: 'invalid_response' }
   const purpose = { kind: 'register', passId: input.check.passId } as const
   if (!(await consumePasskeyChallenge(deps, input.sessionIdHash, purpose, challenge))) return { saved: false, failure: 'challenge_expired' }
-  const { verifyRegistrationResponse } = await import('@simplewebauthn/server')
-  let verified
-  try {
-    verified = await verifyRegistrationResponse({
-      response: { ...input.response, authenticatorAttachment: undefined },
-      expectedChallenge: challenge,
-      expectedOrigin: input.rp.origin,
-      expectedRPID: input.rp.id,
-      requireUserVerification: true,
-      supportedAlgorithmIDs: PASSKEY_ALGORITHMS,
-    })
-  } catch {
-    // The library throws for every malformed or failing response; the visitor can only try again.
-    return { saved: false, failure: 'invalid_response' }
-  }
-  if (!verified.verified) return { saved: false, failure: 'invalid_response' }
-  const { credential } = verified.registrationInfo
+  const credential = await verifyNewCredential(input.rp, challenge, input.response)
+  if (!credential) return { saved: false, failure: 'invalid_response' }
   const inserted = await insertPasskey(deps.db, {
     credentialId: credential.id,
-    publicKey: Buffer.from(credential.publicKey).toString('base64url'),
+    publicKey: credential.publicKey,
     signCount: credential.counter,
     ageOver: input.check.ageOver,
     methodClass: input.check.methodClass,

@@ -5,6 +5,7 @@ import { runCommand } from '../../src/commands.ts'
 import { createClient } from '../../src/oauth/clients.ts'
 import { basic } from '../helpers.ts'
 import { axeViolations, hasChromium, launchChromium, startTestServer, type RunningServer } from './chromium.ts'
+import { credentialsOf, pageWithAuthenticator } from './webauthn.ts'
 
 /**
  * The client dashboard in headless Chromium against a real listening server: an operator creates a user
@@ -22,7 +23,8 @@ let shop: { id: string; secret: string }
 beforeAll(async () => {
   if (!hasChromium) return
   // The demo on, as the README's start command has it with the embedded database.
-  running = await startTestServer({ OFAGE_DEMO: '1' })
+  // Under a name, not an IP address: WebAuthn (the passkey test) refuses IP addresses.
+  running = await startTestServer({ OFAGE_DEMO: '1' }, { hostname: 'localhost' })
   const created = await createClient(running.services.deps, { name: 'Shop Example', redirectUris: [CALLBACK], sandbox: true })
   shop = { id: created.client.id, secret: created.secret }
   browser = await launchChromium()
@@ -68,7 +70,7 @@ async function setPasswordAndSignIn(page: Page, link: string, email: string): Pr
   await page.waitForURL('**/dashboard/sign-in?notice=password_set')
   await page.getByLabel('Email').fill(email)
   await page.getByLabel('Password').fill(PASSWORD)
-  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click()
   await page.waitForURL('**/dashboard/audit')
 }
 
@@ -114,12 +116,12 @@ describe.skipIf(!hasChromium)('the client dashboard in headless Chromium', () =>
 
     await page.getByLabel('Email').fill('owner@shop.example')
     await page.getByLabel('Password').fill('not the right one!')
-    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click()
     await page.getByRole('alert').waitFor()
     expect(await page.getByRole('alert').textContent()).toContain('The email or the password is not right.')
     expect(await axeViolations(page)).toEqual([])
     await page.getByLabel('Password').fill(PASSWORD)
-    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click()
     await page.waitForURL('**/dashboard/audit')
     expect(await page.getByRole('table', { name: 'Verifications, newest first' }).getByRole('link').count()).toBe(2)
     expect(await axeViolations(page)).toEqual([])
@@ -209,6 +211,28 @@ describe.skipIf(!hasChromium)('the client dashboard in headless Chromium', () =>
     await page.waitForURL('**/dashboard/sign-in?notice=signed_out_everywhere&lang=de')
     await page.goto(`${running.baseUrl}/dashboard/audit`)
     expect(page.url()).toBe(`${running.baseUrl}/dashboard/sign-in`)
+    await context.close()
+  }, 90_000)
+
+  test('a passkey added on the settings page signs in without the password', async () => {
+    const context = await browser.newContext()
+    const { page, cdp, authenticatorId } = await pageWithAuthenticator(context, CALLBACK)
+    await setPasswordAndSignIn(page, await createUserWithCli(shop.id, 'keys@shop.example'), 'keys@shop.example')
+    await page.getByRole('link', { name: 'Settings' }).click()
+    await page.getByRole('button', { name: 'Add a passkey' }).click()
+    await page.waitForURL('**/dashboard/settings?notice=passkey_added')
+    expect(await page.getByRole('status').first().textContent()).toContain('Your passkey is added')
+    expect(await page.getByRole('table', { name: 'Your passkeys' }).getByRole('row').count()).toBe(2)
+    expect(await axeViolations(page)).toEqual([])
+    const [credential] = await credentialsOf(cdp, authenticatorId)
+    expect(credential!.isResidentCredential).toBe(true)
+
+    await page.getByRole('button', { name: 'Sign out', exact: true }).click()
+    await page.waitForURL('**/dashboard/sign-in?notice=signed_out')
+    expect(await axeViolations(page)).toEqual([])
+    await page.getByRole('button', { name: 'Sign in with a passkey' }).click()
+    await page.waitForURL('**/dashboard/audit')
+    expect(await page.textContent('main')).toContain('Signed in as keys@shop.example')
     await context.close()
   }, 90_000)
 

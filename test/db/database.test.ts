@@ -29,6 +29,8 @@ describe('migrations', () => {
         'auth_codes',
         'clients',
         'credential_requests',
+        'dashboard_passkey_challenges',
+        'dashboard_passkeys',
         'dashboard_sessions',
         'dashboard_users',
         'passkeys',

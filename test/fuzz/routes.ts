@@ -187,6 +187,10 @@ function shapes(hostile: Arbitrary<Piece>, strict: boolean): Shape[] {
     headers: { origin: mix(origin), 'x-forwarded-for': mix(words('198.51.100.7', '2001:db8::1')) },
     cookies: dashboardCookies,
   })
+  const dashboardJson = (path: string, fields: BodyFields, csrf: Real): Shape => {
+    const shape = dashboardPost(path, fields, csrf)
+    return { ...shape, body: { type: 'json', fields: shape.body!.fields } }
+  }
   const password = mix(real('dashboardPassword'), words('short', 'x'.repeat(300)))
   const dashboard: Shape[] = [
     dashboardGet(['dashboard']),
@@ -205,6 +209,11 @@ function shapes(hostile: Arbitrary<Piece>, strict: boolean): Shape[] {
     dashboardPost('settings/redirect-uris/remove', { redirect_uri: mix(real('redirectUri'), words('https://added.example/cb', 'https://never.example/')) }, 'dashboardCsrf'),
     dashboardPost('settings/site', { min_age: mix(words('', '18', '0', '100', '1e1', '-1', '０')), home_url: mix(words('', 'https://shop.example/', 'ftp://x', 'https://u:p@x.example/')) }, 'dashboardCsrf'),
     dashboardPost('settings/rotate-secret', { overlap: mix(words('0', '3600', '2592000', '99', '')), password }, 'dashboardCsrf'),
+    dashboardJson('passkeys/options', { purpose: mix(words('register', 'verify')) }, 'dashboardCsrf'),
+    dashboardJson('passkeys', { response: assertion }, 'dashboardCsrf'),
+    dashboardPost('passkeys/delete', { credential_id: mix(words('AAAA', '', 'x'.repeat(1500))) }, 'dashboardCsrf'),
+    dashboardJson('sign-in/passkey/options', { purpose: mix(words('verify', 'register')) }, 'dashboardFormCsrf'),
+    dashboardJson('sign-in/passkey', { response: assertion }, 'dashboardFormCsrf'),
   ]
   return [
     {

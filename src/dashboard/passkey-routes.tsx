@@ -1,0 +1,140 @@
+import { Type, type Static, type TSchema } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
+import { Elysia, t } from 'elysia'
+import type { AppDeps } from '../deps.ts'
+import { OAuthError } from '../errors.ts'
+import { readStrictBody } from '../lib/strict-request.ts'
+import { AuthenticationResponseModel, RegistrationResponseModel } from '../passkeys/model.ts'
+import { relyingPartyFor } from '../passkeys/relying-party.ts'
+import { peerAddress } from '../ratelimit/peer.ts'
+import { RateLimitedError, takeHit } from '../ratelimit/limits.ts'
+import { LangQuery, readForm, type Cookies, type DashboardContext, type ResponseSet } from './context.ts'
+import { dashboardLanguages } from './i18n.ts'
+import { href } from './layout.tsx'
+import { createPasskeyRegistrationOptions, createPasskeySignInOptions, deleteDashboardPasskey, MAX_PASSKEYS_PER_USER, registerDashboardPasskey, verifyPasskeySignIn } from './passkeys.ts'
+import { createDashboardSession } from './sessions.ts'
+
+const csrf = Type.String({ maxLength: 128 })
+const RegisterOptionsBody = Type.Object({ csrf, purpose: Type.Literal('register') }, { additionalProperties: false })
+const SignInOptionsBody = Type.Object({ csrf, purpose: Type.Literal('verify') }, { additionalProperties: false })
+const RegistrationBody = Type.Object({ csrf, response: RegistrationResponseModel }, { additionalProperties: false })
+const AssertionBody = Type.Object({ csrf, response: AuthenticationResponseModel }, { additionalProperties: false })
+const DeleteForm = t.Object({ csrf, credential_id: t.String({ maxLength: 1400 }) }, { additionalProperties: t.String({ maxLength: 1024 }) })
+
+type Context = { request: Request; cookie: Cookies; set: ResponseSet }
+type Answer = { status?: number; body: Record<string, unknown> }
+
+/**
+ * Passkey sign-in for dashboard users (src/dashboard/passkeys.ts does the WebAuthn work): a signed-in user
+ * adds or removes passkeys on the settings page; anyone may ask the sign-in page for a ceremony and sign in
+ * with a saved passkey. The JSON routes answer JSON, errors included, in the shape the page's passkey
+ * script reads (`options`; `outcome` and `redirect`; `message`).
+ */
+export function passkeyRoutes(deps: AppDeps, context: DashboardContext) {
+  const { openPost, checkFormPost, formCookieValue, startSession, viewOf, redirect } = context
+  const rp = relyingPartyFor(deps.config.appUrl)
+
+  async function readJson<T extends TSchema>(request: Request, model: T): Promise<Static<T>> {
+    const body = await readStrictBody(request, ['json'])
+    if (!Value.Check(model, body)) throw new OAuthError('invalid_request', 'The body is not a passkey request of this kind')
+    return body as Static<T>
+  }
+
+  /** Runs a handler and answers JSON; a refused request (CSRF, origin, rate limit, bad body) too, with words. */
+  async function answerJson({ request, set }: Context, handler: (t: (typeof dashboardLanguages)['en']) => Promise<Answer>) {
+    const view = viewOf(request, new URL(request.url).searchParams.get('lang') ?? undefined)
+    const t = dashboardLanguages[view.lang]
+    let answer: Answer
+    try {
+      answer = await handler(t)
+    } catch (cause) {
+      if (!(cause instanceof OAuthError) || cause.code === 'server_error') throw cause
+      answer = { status: cause.status, body: { outcome: 'refused', error: cause.code, message: t.errors[cause.code] ?? t.passkeyScript.failed } }
+      if (cause instanceof RateLimitedError) set.headers['retry-after'] = String(cause.retryAfterSeconds)
+    }
+    set.status = answer.status ?? 200
+    Object.assign(set.headers, { 'content-type': 'application/json', 'cache-control': 'no-store' })
+    return answer.body
+  }
+
+  const refused = (status: number, message: string): Answer => ({ status, body: { outcome: 'refused', message } })
+  /** The session a JSON post is made in; signed out (or expired) it is refused like a stale form. */
+  async function signedIn(context: Context, body: { csrf: string }) {
+    const session = await openPost(context.cookie, context.request, body.csrf)
+    if (!session) throw new OAuthError('forbidden', 'Not signed in')
+    return session
+  }
+  /** A sign-in ceremony's post: this browser's pre-session cookie and its token; counted per address. */
+  async function preSession(context: Context, body: { csrf: string }): Promise<string> {
+    checkFormPost(context.cookie, context.request, body.csrf)
+    await takeHit({ db: deps.db, clock: deps.clock }, `dashboard-sign-in:address:${peerAddress(context.request, deps.config.trustProxy)}`, deps.config.limits.signInAddress)
+    return formCookieValue(context.cookie)!
+  }
+
+  const json = { parse: 'none' as const, detail: { hide: true } }
+  return new Elysia({ name: 'dashboard-passkey-routes' })
+    .post(
+      '/dashboard/passkeys/options',
+      (context) =>
+        answerJson(context, async () => {
+          const session = await signedIn(context, await readJson(context.request, RegisterOptionsBody))
+          const options = await createPasskeyRegistrationOptions(deps, { rp, user: session.user, sessionTokenHash: session.tokenHash })
+          return { body: { options } }
+        }),
+      json,
+    )
+    .post(
+      '/dashboard/passkeys',
+      (context) =>
+        answerJson(context, async (t) => {
+          const body = await readJson(context.request, RegistrationBody)
+          const session = await signedIn(context, body)
+          const outcome = await registerDashboardPasskey(deps, { rp, userId: session.user.id, sessionTokenHash: session.tokenHash, response: body.response })
+          const view = viewOf(context.request, new URL(context.request.url).searchParams.get('lang') ?? undefined)
+          if (outcome === 'saved') {
+            deps.log.info('dashboard_passkey_added', { user_id: session.user.id })
+            return { body: { outcome: 'approved', redirect: href(view, '/dashboard/settings?notice=passkey_added') } }
+          }
+          const words = t.passkeyOutcomes
+          const messages = { challenge_expired: words.challengeExpired, invalid_response: words.invalid, already_saved: words.alreadySaved, too_many: words.tooMany(MAX_PASSKEYS_PER_USER) }
+          return refused(outcome === 'already_saved' || outcome === 'too_many' ? 200 : 400, messages[outcome])
+        }),
+      json,
+    )
+    .post(
+      '/dashboard/sign-in/passkey/options',
+      (context) =>
+        answerJson(context, async () => {
+          const formCookie = await preSession(context, await readJson(context.request, SignInOptionsBody))
+          return { body: { options: await createPasskeySignInOptions(deps, { rp, formCookie }) } }
+        }),
+      json,
+    )
+    .post(
+      '/dashboard/sign-in/passkey',
+      (context) =>
+        answerJson(context, async (t) => {
+          const body = await readJson(context.request, AssertionBody)
+          const formCookie = await preSession(context, body)
+          const userId = await verifyPasskeySignIn(deps, { rp, formCookie, response: body.response })
+          if (!userId) return refused(400, t.passkeyOutcomes.signInFailed)
+          const { token } = await createDashboardSession(deps, userId)
+          startSession(context.cookie, token)
+          const view = viewOf(context.request, new URL(context.request.url).searchParams.get('lang') ?? undefined)
+          return { body: { outcome: 'approved', redirect: href(view, '/dashboard/audit') } }
+        }),
+      json,
+    )
+    .post(
+      '/dashboard/passkeys/delete',
+      async ({ query, body, request, cookie, set }) => {
+        const view = viewOf(request, query.lang)
+        const session = await openPost(cookie, request, body.csrf)
+        if (!session) return redirect(set, view, '/dashboard/sign-in')
+        if (await deleteDashboardPasskey(deps.db, session.user.id, body.credential_id)) deps.log.info('dashboard_passkey_removed', { user_id: session.user.id })
+        // Another user's passkey, or one removed already: nothing of this user's is there, so it is gone.
+        return redirect(set, view, '/dashboard/settings?notice=passkey_removed')
+      },
+      { parse: [readForm, 'urlencoded' as const], body: DeleteForm, query: LangQuery, detail: { hide: true } },
+    )
+}
