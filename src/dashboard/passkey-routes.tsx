@@ -19,7 +19,9 @@ const RegisterOptionsBody = Type.Object({ csrf, purpose: Type.Literal('register'
 const SignInOptionsBody = Type.Object({ csrf, purpose: Type.Literal('verify') }, { additionalProperties: false })
 const RegistrationBody = Type.Object({ csrf, response: RegistrationResponseModel }, { additionalProperties: false })
 const AssertionBody = Type.Object({ csrf, response: AuthenticationResponseModel }, { additionalProperties: false })
-const DeleteForm = t.Object({ csrf, credential_id: t.String({ maxLength: 1400 }) }, { additionalProperties: t.String({ maxLength: 1024 }) })
+// A credential id is base64url (as the browser reports it); anything else names none, and must not reach SQL
+// (Postgres refuses a NUL byte in text: that was a 500, found by the route fuzzer).
+const DeleteForm = t.Object({ csrf, credential_id: t.String({ minLength: 1, maxLength: 1400, pattern: '^[A-Za-z0-9_-]+$' }) }, { additionalProperties: t.String({ maxLength: 1024 }) })
 
 type Context = { request: Request; cookie: Cookies; set: ResponseSet }
 type Answer = { status?: number; body: Record<string, unknown> }

@@ -194,6 +194,17 @@ describe('removing passkeys', () => {
     expect((await signInWithPasskey(testBrowser(ctx), authenticator)).status).toBe(400)
   })
 
+  test('a credential id that is not base64url (a NUL byte was a 500) is a 400 page, and removes nothing', async () => {
+    const owner = await signedIn(ctx, 'owner@shop.example')
+    const before = (await listDashboardPasskeys(ctx.deps.db, await ownerId())).length
+    for (const credentialId of ['AA\u0000A', 'a b', '', 'é']) {
+      const response = await owner.post('/dashboard/passkeys/delete', { csrf: await sessionCsrf(owner), credential_id: credentialId })
+      expect(response.status).toBe(400)
+      expect(response.headers.get('content-type')).toStartWith('text/html')
+    }
+    expect((await listDashboardPasskeys(ctx.deps.db, await ownerId())).length).toBe(before)
+  })
+
   test('removing the user removes their passkeys', async () => {
     await createUser(ctx, shop.id, 'leaver@shop.example')
     const leaver = await signedIn(ctx, 'leaver@shop.example')
