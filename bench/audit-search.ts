@@ -3,7 +3,7 @@
  * (issue 13), timed as a benchmark, never as a test.
  *
  *   bun run bench:audit                      # 1,000,000 rows for the client and as many for another, 30 runs a case
- *   bun run bench:audit --rows 100000 --runs 10
+ *   bun run bench:audit --rows 100000 --runs 10     # at least 20,000 rows: a page per day
  *
  * A fresh database on the Postgres server of `--database` (default: DATABASE_URL, else
  * postgres://postgres@127.0.0.1:5432/postgres; dropped at the end), migrated by the service, seeded with
@@ -23,7 +23,7 @@ import { createDashboardSession } from '../src/dashboard/sessions.ts'
 import { createDashboardUser } from '../src/dashboard/users.ts'
 import { silentLogger } from '../src/lib/log.ts'
 import { createClient } from '../src/oauth/clients.ts'
-import { seedAuditRows } from './seed.ts'
+import { freshBenchDatabase, seedAuditRows } from './seed.ts'
 
 const { values } = parseArgs({
   options: {
@@ -33,6 +33,8 @@ const { values } = parseArgs({
   },
 })
 const rows = Number(values.rows)
+// A year of rows: a day must hold a full page (50) for the date cases to measure a page.
+if (!Number.isInteger(rows) || rows < 20_000) throw new Error('--rows must be a whole number of at least 20000 (a full page of rows per day)')
 const runs = Number(values.runs)
 const adminUrl = values.database ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const APP_URL = 'http://localhost:3000'
@@ -75,13 +77,9 @@ function auditQuery(filter: AuditFilter, before?: AuditCursor): string {
 }
 
 async function main() {
-  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} })
-  const name = `ofage_bench_audit_${Date.now()}`
-  await admin.unsafe(`create database ${name}`)
-  const url = new URL(adminUrl)
-  url.pathname = `/${name}`
-  const sql = postgres(url.toString(), { max: 2, onnotice: () => {} })
-  const services = await startServices(loadConfig({ DATABASE_URL: url.toString(), APP_URL, PUBLIC_URL: APP_URL, OFAGE_DEMO: '0', FACE_CHECK: '0' }), { log: silentLogger })
+  const database = await freshBenchDatabase(adminUrl, 'ofage_bench_audit')
+  const sql = postgres(database.url, { max: 2, onnotice: () => {} })
+  const services = await startServices(loadConfig({ DATABASE_URL: database.url, APP_URL, PUBLIC_URL: APP_URL, OFAGE_DEMO: '0', FACE_CHECK: '0' }), { log: silentLogger })
   try {
     const { deps } = services
     const shop = (await createClient(deps, { name: 'Bench shop', redirectUris: ['https://shop.example/cb'] })).client
@@ -175,8 +173,7 @@ async function main() {
   } finally {
     await services.close()
     await sql.end()
-    await admin.unsafe(`drop database if exists ${name} with (force)`)
-    await admin.end()
+    await database.drop()
   }
 }
 

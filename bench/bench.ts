@@ -24,7 +24,7 @@ import { silentLogger } from '../src/lib/log.ts'
 import { createClient } from '../src/oauth/clients.ts'
 import { hasWrk, runLoad, type LoadPlan, type LoadResult } from './load.ts'
 import { writeReport, type Row } from './report.ts'
-import { seedAuditRows, seedCodes } from './seed.ts'
+import { freshBenchDatabase, seedAuditRows, seedCodes } from './seed.ts'
 
 const { values } = parseArgs({
   options: {
@@ -151,12 +151,8 @@ async function waitForReady(url: string) {
 }
 
 async function main() {
-  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} })
-  const name = `ofage_bench_${Date.now()}`
-  await admin.unsafe(`create database ${name}`)
-  const url = new URL(adminUrl)
-  url.pathname = `/${name}`
-  const databaseUrl = url.toString()
+  const database = await freshBenchDatabase(adminUrl, 'ofage_bench')
+  const databaseUrl = database.url
   const db = postgres(databaseUrl, { max: 2, onnotice: () => {} })
   let server: ReturnType<typeof Bun.spawn> | undefined
   let hello: ReturnType<typeof Bun.spawn> | undefined
@@ -240,8 +236,7 @@ async function main() {
     await server?.exited
     hello?.kill()
     await db.end()
-    await admin.unsafe(`drop database if exists ${name} with (force)`)
-    await admin.end()
+    await database.drop()
   }
 }
 

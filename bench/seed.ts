@@ -1,10 +1,26 @@
-import type postgres from 'postgres'
+import postgres from 'postgres'
 import { randomToken, sha256Hex } from '../src/lib/crypto.ts'
 
 /**
  * Bulk data for `bun run bench`, written straight with SQL: the service's own code paths are what is
  * measured, not what fills the tables.
  */
+
+/** A fresh database on the Postgres server of `adminUrl`, for one benchmark run; `drop()` removes it. */
+export async function freshBenchDatabase(adminUrl: string, prefix: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} })
+  const name = `${prefix}_${Date.now()}`
+  await admin.unsafe(`create database ${name}`)
+  const url = new URL(adminUrl)
+  url.pathname = `/${name}`
+  return {
+    url: url.toString(),
+    async drop() {
+      await admin.unsafe(`drop database if exists ${name} with (force)`)
+      await admin.end()
+    },
+  }
+}
 
 /**
  * `n` audit rows for a client over the past year, and the daily usage counters that go with them, as the

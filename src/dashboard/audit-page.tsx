@@ -20,7 +20,6 @@ type AuditPageProps = {
 /** The audit log: the search form, one page of rows newest first, the way to older rows, the CSV. */
 export function AuditPage({ view, account, query, rows, olderHref, paged, firstPageHref, csvHref, switchPath }: AuditPageProps) {
   const t = dashboardLanguages[view.lang]
-  const selected = (value: string | undefined, option: string) => (value ?? '') === option
   return (
     <DashboardLayout view={view} title={t.auditLog} account={account} switchPath={switchPath}>
       <h1 safe>{t.auditLog}</h1>
@@ -48,36 +47,8 @@ export function AuditPage({ view, account, query, rows, olderHref, paged, firstP
           </label>
           <input id="to" name="to" type="date" value={query.to ?? ''} />
         </div>
-        <div class="field">
-          <label for="method_class" safe>
-            {t.methodClass}
-          </label>
-          <select id="method_class" name="method_class">
-            <option value="" selected={selected(query.method_class, '')} safe>
-              {t.any}
-            </option>
-            {methodClasses.map((value) => (
-              <option value={value} selected={selected(query.method_class, value)} safe>
-                {t.classes[value]}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div class="field">
-          <label for="level" safe>
-            {t.level}
-          </label>
-          <select id="level" name="level">
-            <option value="" selected={selected(query.level, '')} safe>
-              {t.any}
-            </option>
-            {verificationLevels.map((value) => (
-              <option value={value} selected={selected(query.level, value)} safe>
-                {t.levels[value]}
-              </option>
-            ))}
-          </select>
-        </div>
+        <AnySelect name="method_class" label={t.methodClass} any={t.any} value={query.method_class} options={methodClasses.map((value) => [value, t.classes[value]])} />
+        <AnySelect name="level" label={t.level} any={t.any} value={query.level} options={verificationLevels.map((value) => [value, t.levels[value]])} />
         <div class="actions">
           <button type="submit" safe>
             {t.search}
@@ -158,4 +129,22 @@ export function AuditPage({ view, account, query, rows, olderHref, paged, firstP
 /** `2026-11-22 12:00:00` (UTC), the same in every language: what integrators compare with their logs. */
 export function formatInstant(instant: Date): string {
   return instant.toISOString().replace('T', ' ').replace(/\.\d{3}Z$/, '')
+}
+
+/** A filter's select: "any" first (the empty value), then the options; the current value selected. */
+function AnySelect({ name, label, any, value, options }: { name: string; label: string; any: string; value: string | undefined; options: [string, string][] }) {
+  return (
+    <div class="field">
+      <label for={name} safe>
+        {label}
+      </label>
+      <select id={name} name={name}>
+        {[['', any] as [string, string], ...options].map(([option, text]) => (
+          <option value={option} selected={(value ?? '') === option} safe>
+            {text}
+          </option>
+        ))}
+      </select>
+    </div>
+  )
 }

@@ -48,37 +48,34 @@ export function DashboardLayout({ view, title, account, switchPath, children }: 
           {account && (
             <nav aria-label={t.mainNav}>
               <ul>
-                <li>
-                  <a href={href(view, '/dashboard/audit')} safe>
-                    {t.auditLog}
-                  </a>
-                </li>
-                <li>
-                  <a href={href(view, '/dashboard/usage')} safe>
-                    {t.usage}
-                  </a>
-                </li>
-                <li>
-                  <a href={href(view, '/dashboard/settings')} safe>
-                    {t.settings}
-                  </a>
-                </li>
-                <li>
-                  <form method="post" action={href(view, '/dashboard/sign-out')}>
-                    <input type="hidden" name="csrf" value={account.csrf} />
-                    <button type="submit" class="link" safe>
-                      {t.signOut}
-                    </button>
-                  </form>
-                </li>
-                <li>
-                  <form method="post" action={href(view, '/dashboard/sign-out-everywhere')}>
-                    <input type="hidden" name="csrf" value={account.csrf} />
-                    <button type="submit" class="link" safe>
-                      {t.signOutEverywhere}
-                    </button>
-                  </form>
-                </li>
+                {(
+                  [
+                    ['/dashboard/audit', t.auditLog],
+                    ['/dashboard/usage', t.usage],
+                    ['/dashboard/settings', t.settings],
+                  ] as const
+                ).map(([path, text]) => (
+                  <li>
+                    <a href={href(view, path)} safe>
+                      {text}
+                    </a>
+                  </li>
+                ))}
+                {(
+                  [
+                    ['/dashboard/sign-out', t.signOut],
+                    ['/dashboard/sign-out-everywhere', t.signOutEverywhere],
+                  ] as const
+                ).map(([path, text]) => (
+                  <li>
+                    <form method="post" action={href(view, path)}>
+                      <input type="hidden" name="csrf" value={account.csrf} />
+                      <button type="submit" class="link" safe>
+                        {text}
+                      </button>
+                    </form>
+                  </li>
+                ))}
               </ul>
             </nav>
           )}

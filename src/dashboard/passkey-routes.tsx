@@ -7,12 +7,13 @@ import { readStrictBody } from '../lib/strict-request.ts'
 import { AuthenticationResponseModel, RegistrationResponseModel } from '../passkeys/model.ts'
 import { relyingPartyFor } from '../passkeys/relying-party.ts'
 import { peerAddress } from '../ratelimit/peer.ts'
-import { RateLimitedError, takeHit } from '../ratelimit/limits.ts'
+import { RateLimitedError } from '../ratelimit/limits.ts'
 import { LangQuery, readForm, type Cookies, type DashboardContext, type ResponseSet } from './context.ts'
-import { dashboardLanguages } from './i18n.ts'
-import { href } from './layout.tsx'
+import { dashboardLanguages, type DashboardMessages } from './i18n.ts'
+import { href, type View } from './layout.tsx'
 import { createPasskeyRegistrationOptions, createPasskeySignInOptions, deleteDashboardPasskey, MAX_PASSKEYS_PER_USER, registerDashboardPasskey, verifyPasskeySignIn } from './passkeys.ts'
 import { createDashboardSession } from './sessions.ts'
+import { countSignInAttempt } from './sign-in.ts'
 
 const csrf = Type.String({ maxLength: 128 })
 const RegisterOptionsBody = Type.Object({ csrf, purpose: Type.Literal('register') }, { additionalProperties: false })
@@ -43,12 +44,12 @@ export function passkeyRoutes(deps: AppDeps, context: DashboardContext) {
   }
 
   /** Runs a handler and answers JSON; a refused request (CSRF, origin, rate limit, bad body) too, with words. */
-  async function answerJson({ request, set }: Context, handler: (t: (typeof dashboardLanguages)['en']) => Promise<Answer>) {
+  async function answerJson({ request, set }: Context, handler: (view: View, t: DashboardMessages) => Promise<Answer>) {
     const view = viewOf(request, new URL(request.url).searchParams.get('lang') ?? undefined)
     const t = dashboardLanguages[view.lang]
     let answer: Answer
     try {
-      answer = await handler(t)
+      answer = await handler(view, t)
     } catch (cause) {
       if (!(cause instanceof OAuthError) || cause.code === 'server_error') throw cause
       answer = { status: cause.status, body: { outcome: 'refused', error: cause.code, message: t.errors[cause.code] ?? t.passkeyScript.failed } }
@@ -69,7 +70,7 @@ export function passkeyRoutes(deps: AppDeps, context: DashboardContext) {
   /** A sign-in ceremony's post: this browser's pre-session cookie and its token; counted per address. */
   async function preSession(context: Context, body: { csrf: string }): Promise<string> {
     checkFormPost(context.cookie, context.request, body.csrf)
-    await takeHit({ db: deps.db, clock: deps.clock }, `dashboard-sign-in:address:${peerAddress(context.request, deps.config.trustProxy)}`, deps.config.limits.signInAddress)
+    await countSignInAttempt({ db: deps.db, clock: deps.clock, limits: deps.config.limits }, { address: peerAddress(context.request, deps.config.trustProxy) })
     return formCookieValue(context.cookie)!
   }
 
@@ -88,11 +89,10 @@ export function passkeyRoutes(deps: AppDeps, context: DashboardContext) {
     .post(
       '/dashboard/passkeys',
       (context) =>
-        answerJson(context, async (t) => {
+        answerJson(context, async (view, t) => {
           const body = await readJson(context.request, RegistrationBody)
           const session = await signedIn(context, body)
           const outcome = await registerDashboardPasskey(deps, { rp, userId: session.user.id, sessionTokenHash: session.tokenHash, response: body.response })
-          const view = viewOf(context.request, new URL(context.request.url).searchParams.get('lang') ?? undefined)
           if (outcome === 'saved') {
             deps.log.info('dashboard_passkey_added', { user_id: session.user.id })
             return { body: { outcome: 'approved', redirect: href(view, '/dashboard/settings?notice=passkey_added') } }
@@ -115,14 +115,13 @@ export function passkeyRoutes(deps: AppDeps, context: DashboardContext) {
     .post(
       '/dashboard/sign-in/passkey',
       (context) =>
-        answerJson(context, async (t) => {
+        answerJson(context, async (view, t) => {
           const body = await readJson(context.request, AssertionBody)
           const formCookie = await preSession(context, body)
           const userId = await verifyPasskeySignIn(deps, { rp, formCookie, response: body.response })
           if (!userId) return refused(400, t.passkeyOutcomes.signInFailed)
           const { token } = await createDashboardSession(deps, userId)
           startSession(context.cookie, token)
-          const view = viewOf(context.request, new URL(context.request.url).searchParams.get('lang') ?? undefined)
           return { body: { outcome: 'approved', redirect: href(view, '/dashboard/audit') } }
         }),
       json,

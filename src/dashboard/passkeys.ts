@@ -6,7 +6,7 @@ import type { Clock } from '../lib/clock.ts'
 import { sha256Hex } from '../lib/crypto.ts'
 import { answeredChallenge, type AuthenticationResponse, type RegistrationResponse } from '../passkeys/model.ts'
 import { PASSKEY_ALGORITHMS, PASSKEY_CHALLENGE_LIFETIME_MS, type RelyingParty } from '../passkeys/relying-party.ts'
-import { verifyAssertion, verifyNewCredential } from '../passkeys/webauthn.ts'
+import { storedCounter, verifyAssertion, verifyNewCredential } from '../passkeys/webauthn.ts'
 
 type PasskeyDeps = { db: Database; clock: Clock }
 
@@ -14,9 +14,6 @@ export type DashboardPasskey = typeof dashboardPasskeys.$inferSelect
 
 /** A user keeps a few passkeys (a phone, a laptop, a security key), not a store of them. */
 export const MAX_PASSKEYS_PER_USER = 10
-
-/** The largest counter the column holds (int4); authenticators count in uint32 (WebAuthn §6.1.1). */
-const MAX_STORED_COUNTER = 2 ** 31 - 1
 
 /**
  * What a challenge is bound to: adding a passkey, to the signed-in session; signing in, to the browser's
@@ -106,7 +103,7 @@ export async function registerDashboardPasskey(
       credentialId: credential.id,
       userId: input.userId,
       publicKey: credential.publicKey,
-      signCount: Math.min(credential.counter, MAX_STORED_COUNTER),
+      signCount: storedCounter(credential.counter),
       createdAt: deps.clock.now(),
     })
     .onConflictDoNothing()
@@ -138,7 +135,7 @@ export async function verifyPasskeySignIn(deps: PasskeyDeps, input: { rp: Relyin
   // Only if nobody moved the counter meanwhile: of two assertions racing from a cloned authenticator, one fails.
   const advanced = await deps.db
     .update(dashboardPasskeys)
-    .set({ signCount: Math.min(counter, MAX_STORED_COUNTER), lastUsedAt: deps.clock.now() })
+    .set({ signCount: storedCounter(counter), lastUsedAt: deps.clock.now() })
     .where(and(eq(dashboardPasskeys.credentialId, passkey.credentialId), eq(dashboardPasskeys.signCount, passkey.signCount)))
     .returning({ userId: dashboardPasskeys.userId })
   return advanced[0]?.userId

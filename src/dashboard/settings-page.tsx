@@ -1,5 +1,5 @@
 import { DEMO_CLIENT_ID } from '../demo/demo-client.ts'
-import type { Client } from '../oauth/clients.ts'
+import { siteHomeUrl, type Client } from '../oauth/clients.ts'
 import { formatInstant } from './audit-page.tsx'
 import { dashboardLanguages } from './i18n.ts'
 import { integrationCode, integrationEnvironment } from './integration-snippet.ts'
@@ -41,7 +41,8 @@ export function SettingsPage({ view, account, client, publicUrl, now, notice, pr
   const typed = (section: SettingsSection, name: string, fallback: string) => failed(section)?.values?.[name] ?? fallback
   const overlapUntil = client.previousSecretExpiresAt && client.previousSecretExpiresAt > now ? client.previousSecretExpiresAt : undefined
   const onlyOne = client.redirectUris.length === 1
-  const fallbackHome = client.redirectUris[0] ? `${new URL(client.redirectUris[0]).origin}/` : ''
+  // What "Back to site" leads to without a home address: the page's own rule, for the first redirect URI.
+  const fallbackHome = client.redirectUris[0] ? siteHomeUrl({ homeUrl: null }, client.redirectUris[0]) : ''
   return (
     <DashboardLayout view={view} title={t.settings} account={account} switchPath="/dashboard/settings">
       <h1 safe>{t.settings}</h1>

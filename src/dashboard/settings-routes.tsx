@@ -2,15 +2,14 @@ import { Elysia, t } from 'elysia'
 import { DEMO_CLIENT_ID } from '../demo/demo-client.ts'
 import type { AppDeps } from '../deps.ts'
 import { OAuthError } from '../errors.ts'
-import { readHttpUrl } from '../lib/http-url.ts'
 import { findClient, MAX_REDIRECT_URIS, rotateClientSecret, updateClient, type Client, type ClientChanges } from '../oauth/clients.ts'
 import { peerAddress } from '../ratelimit/peer.ts'
 import { LangQuery, readForm, type Cookies, type DashboardContext, type ResponseSet } from './context.ts'
 import { dashboardLanguages } from './i18n.ts'
 import type { View } from './layout.tsx'
 import type { SignedIn } from './sessions.ts'
-import { SECRET_OVERLAPS, SettingsPage, type RotatedSecret, type SettingsNotice, type SettingsProblem } from './settings-page.tsx'
 import { listDashboardPasskeys } from './passkeys.ts'
+import { SECRET_OVERLAPS, SettingsPage, type RotatedSecret, type SettingsNotice, type SettingsProblem } from './settings-page.tsx'
 import { confirmPassword } from './sign-in.ts'
 
 const hidden = { detail: { hide: true } }
@@ -37,9 +36,7 @@ export function settingsRoutes(deps: AppDeps, context: DashboardContext) {
 
   /** The settings page: its client read afresh, a notice or a refusal, a secret just rotated. */
   async function render(set: ResponseSet, view: View, session: SignedIn, extras: { notice?: SettingsNotice; problem?: SettingsProblem; rotated?: RotatedSecret } = {}) {
-    const client = await findClient(deps.db, session.client.id)
-    if (!client) throw new OAuthError('not_found', 'No such client')
-    const passkeys = await listDashboardPasskeys(deps.db, session.user.id)
+    const [client, passkeys] = await Promise.all([sessionClient(session), listDashboardPasskeys(deps.db, session.user.id)])
     page(set, extras.problem ? 400 : 200)
     return <SettingsPage view={view} account={accountOf(session)} client={client} publicUrl={deps.config.publicUrl} now={deps.clock.now()} passkeys={passkeys} {...extras} />
   }
@@ -106,7 +103,7 @@ export function settingsRoutes(deps: AppDeps, context: DashboardContext) {
         const minAge = readMinAge(body.min_age)
         if (minAge === undefined) return render(set, view, session, { problem: { section: 'site', message: problems.minAge, values } })
         const homeUrl = body.home_url.trim() === '' ? null : body.home_url.trim()
-        if (homeUrl !== null && !isHttpUrl(homeUrl)) return render(set, view, session, { problem: { section: 'site', message: problems.homeUrl, values } })
+        // A home URL the client refuses (the rules of every address we send someone to) comes back as this problem.
         return change(set, view, session, { minAge, homeUrl }, 'site_saved', { section: 'site', message: problems.homeUrl, values })
       },
       { ...form, body: SiteForm, query: LangQuery, ...hidden },
@@ -146,13 +143,4 @@ function readMinAge(value: string): number | null | undefined {
   if (!/^\d{1,2}$/.test(trimmed)) return undefined
   const age = Number(trimmed)
   return age >= 1 && age <= 99 ? age : undefined
-}
-
-function isHttpUrl(value: string): boolean {
-  try {
-    readHttpUrl('home URL', value)
-    return true
-  } catch {
-    return false
-  }
 }

@@ -19,8 +19,7 @@ export type SignInResult = { ok: true; token: string; expiresAt: Date } | { ok: 
  */
 export async function signIn(deps: SignInDeps, input: { email: string; password: string; address: string }): Promise<SignInResult> {
   const email = normaliseEmail(input.email)
-  await takeHit(deps, `dashboard-sign-in:address:${input.address}`, deps.limits.signInAddress)
-  await takeHit(deps, `dashboard-sign-in:account:${sha256Hex(email)}`, deps.limits.signInAccount)
+  await countSignInAttempt(deps, { address: input.address, email })
   const user = email === '' ? undefined : await findUserByEmail(deps.db, email)
   const matches = await verifyPassword(input.password, user?.passwordHash)
   if (!user || !matches) return { ok: false }
@@ -34,8 +33,17 @@ export async function signIn(deps: SignInDeps, input: { email: string; password:
  */
 export async function confirmPassword(deps: SignInDeps, input: { email: string; password: string; address: string }): Promise<boolean> {
   const email = normaliseEmail(input.email)
-  await takeHit(deps, `dashboard-sign-in:address:${input.address}`, deps.limits.signInAddress)
-  await takeHit(deps, `dashboard-sign-in:account:${sha256Hex(email)}`, deps.limits.signInAccount)
+  await countSignInAttempt(deps, { address: input.address, email })
   const user = await findUserByEmail(deps.db, email)
   return verifyPassword(input.password, user?.passwordHash)
+}
+
+/**
+ * Counts one sign-in attempt against the address and, when it names one, against the account (the
+ * normalised email's hash, whether or not it has an account); past either limit a RateLimitedError. A
+ * passkey names no account until it is checked, so its attempts count against the address only.
+ */
+export async function countSignInAttempt(deps: SignInDeps, input: { address: string; email?: string }): Promise<void> {
+  await takeHit(deps, `dashboard-sign-in:address:${input.address}`, deps.limits.signInAddress)
+  if (input.email !== undefined) await takeHit(deps, `dashboard-sign-in:account:${sha256Hex(input.email)}`, deps.limits.signInAccount)
 }

@@ -1,6 +1,7 @@
 import { and, eq, lt } from 'drizzle-orm'
 import type { Database } from '../db/client.ts'
 import { passkeys, type MethodClass } from '../db/schema.ts'
+import { storedCounter } from './webauthn.ts'
 
 /**
  * How long a saved passkey re-verifies, counted from the check it stands for (not from when it was saved):
@@ -8,8 +9,6 @@ import { passkeys, type MethodClass } from '../db/schema.ts'
  */
 export const PASSKEY_LIFETIME_MS = 365 * 24 * 60 * 60_000
 
-/** The largest counter the column holds (int4); authenticators count in uint32 (WebAuthn §6.1.1). */
-const MAX_STORED_COUNTER = 2 ** 31 - 1
 
 export type Passkey = typeof passkeys.$inferSelect
 
@@ -30,7 +29,7 @@ export async function insertPasskey(db: Database, passkey: NewPasskey): Promise<
     .insert(passkeys)
     .values({
       ...passkey,
-      signCount: Math.min(passkey.signCount, MAX_STORED_COUNTER),
+      signCount: storedCounter(passkey.signCount),
       expiresAt: new Date(passkey.provenAt.getTime() + PASSKEY_LIFETIME_MS),
     })
     .onConflictDoNothing()
@@ -53,7 +52,7 @@ export async function findPasskey(db: Database, credentialId: string): Promise<P
 export async function advanceCounter(db: Database, passkey: Passkey, counter: number): Promise<boolean> {
   const updated = await db
     .update(passkeys)
-    .set({ signCount: Math.min(counter, MAX_STORED_COUNTER) })
+    .set({ signCount: storedCounter(counter) })
     .where(and(eq(passkeys.credentialId, passkey.credentialId), eq(passkeys.signCount, passkey.signCount)))
     .returning({ credentialId: passkeys.credentialId })
   return updated.length === 1

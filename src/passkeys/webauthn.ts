@@ -1,6 +1,17 @@
 import type { AuthenticationResponse, RegistrationResponse } from './model.ts'
 import { PASSKEY_ALGORITHMS, type RelyingParty } from './relying-party.ts'
 
+/** The largest counter a column holds (int4); authenticators count in uint32 (WebAuthn §6.1.1). */
+const MAX_STORED_COUNTER = 2 ** 31 - 1
+
+/**
+ * A signature counter as stored: one above the column's range is kept at its top, which still lets a later,
+ * higher counter pass.
+ */
+export function storedCounter(counter: number): number {
+  return Math.min(counter, MAX_STORED_COUNTER)
+}
+
 /** A new credential as we keep it: its id, its COSE public key (base64url) and its signature counter. */
 export type NewCredential = { id: string; publicKey: string; counter: number }
 
