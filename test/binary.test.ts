@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createLocalJWKSet, jwtVerify, type JWK } from 'jose'
 import pkg from '../package.json' with { type: 'json' }
-import { basic, freshDatabaseUrl, onPostgres, REDIRECT_URI, waitUntilReady } from './helpers.ts'
+import { basic, freePort, freshDatabaseUrl, onPostgres, REDIRECT_URI, waitUntilReady } from './helpers.ts'
 import type { Turn } from '../src/liveness/challenge.ts'
 import { captureFor, clipFrame, hasLivenessClips } from './liveness/clips.ts'
 import { callback, testBrowser } from './verification/browser.ts'
@@ -36,7 +36,7 @@ async function run(...argv: string[]) {
 
 beforeAll(async () => {
   if (!built) return
-  const port = 20_000 + Math.floor(Math.random() * 20_000)
+  const port = await freePort()
   baseUrl = `http://127.0.0.1:${port}`
   database = onPostgres ? await freshDatabaseUrl() : undefined
   env = {

@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm'
 import { startServices, type Services } from '../src/boot.ts'
 import { silentLogger } from '../src/lib/log.ts'
 import { createClient } from '../src/oauth/clients.ts'
-import { basic, freshDatabaseUrl, onPostgres, queryRows, REDIRECT_URI, testConfig, waitUntilReady } from './helpers.ts'
+import { basic, freePort, freshDatabaseUrl, onPostgres, queryRows, REDIRECT_URI, testConfig, waitUntilReady } from './helpers.ts'
 import { callback, testBrowser } from './verification/browser.ts'
 
 /**
@@ -14,7 +14,7 @@ import { callback, testBrowser } from './verification/browser.ts'
 let database: Awaited<ReturnType<typeof freshDatabaseUrl>>
 let services: Services
 let server: ReturnType<typeof Bun.spawn> | undefined
-const port = 20_000 + Math.floor(Math.random() * 20_000)
+const port = await freePort()
 const url = `http://127.0.0.1:${port}`
 
 function startServer() {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { readdirSync, readFileSync } from 'node:fs'
 import { loadConfig } from '../src/config.ts'
-import { freshDatabaseUrl, onPostgres, waitUntilReady } from './helpers.ts'
+import { freePort, freshDatabaseUrl, onPostgres, waitUntilReady } from './helpers.ts'
 
 /**
  * Issue 12: WORKERS server processes share the port (`reusePort`). The first starts the others, restarts
@@ -51,7 +51,7 @@ test('WORKERS: by default one process per core its face threads leave free; the 
 
 let database: Awaited<ReturnType<typeof freshDatabaseUrl>>
 let server: ReturnType<typeof Bun.spawn>
-const port = 20_000 + Math.floor(Math.random() * 20_000)
+const port = await freePort()
 const url = `http://127.0.0.1:${port}`
 
 beforeAll(async () => {

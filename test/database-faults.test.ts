@@ -5,7 +5,7 @@ import { silentLogger } from '../src/lib/log.ts'
 import { createClient } from '../src/oauth/clients.ts'
 import { issueCode } from '../src/oauth/codes.ts'
 import { PostgresProxy } from './db-proxy.ts'
-import { basic, freshDatabaseUrl, onPostgres, queryRows, REDIRECT_URI, testConfig, waitUntilReady } from './helpers.ts'
+import { basic, freePort, freshDatabaseUrl, onPostgres, queryRows, REDIRECT_URI, testConfig, waitUntilReady } from './helpers.ts'
 import { callback, testBrowser } from './verification/browser.ts'
 
 /**
@@ -26,7 +26,7 @@ beforeAll(async () => {
   const direct = new URL(database.url)
   proxy = new PostgresProxy({ host: direct.hostname, port: Number(direct.port || 5432) })
   await proxy.open()
-  const port = 20_000 + Math.floor(Math.random() * 20_000)
+  const port = await freePort()
   apiUrl = `http://127.0.0.1:${port}`
   const env = { ...process.env, DATABASE_URL: proxy.via(database.url), PORT: String(port), PUBLIC_URL: apiUrl, APP_URL: apiUrl, ISSUER_URL: 'https://issuer.ofage.test', FACE_CHECK: '0', OFAGE_DEMO: '0', WORKERS: '1', RATE_LIMIT_SESSIONS: '100000', RATE_LIMIT_CHECKS: '100000' }
   server = Bun.spawn(['bun', 'src/index.ts'], { env, stdout: 'ignore', stderr: 'ignore' })

@@ -1,4 +1,4 @@
-import { connect, createServer, type Server, type Socket } from 'node:net'
+import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net'
 
 /**
  * A TCP proxy between a server under test and Postgres, to break the link the ways networks do:
@@ -12,7 +12,8 @@ export class PostgresProxy {
   private accepting = false
   private mode: 'flowing' | 'stalled' | 'blackholed' = 'flowing'
   private readonly pairs = new Set<[Socket, Socket]>()
-  readonly port = 20_000 + Math.floor(Math.random() * 20_000)
+  /** Taken from the OS at the first open, and kept: a reopened proxy is the same address, as a restarted database. */
+  port = 0
   constructor(private readonly target: { host: string; port: number }) {}
 
   /** A Postgres URL that goes through this proxy. */
@@ -38,6 +39,7 @@ export class PostgresProxy {
       this.wire(pair)
     })
     await new Promise<void>((resolve) => this.server!.listen(this.port, '127.0.0.1', resolve))
+    this.port = (this.server.address() as AddressInfo).port
   }
 
   stall() {

@@ -8,7 +8,7 @@ import postgres from 'postgres'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createTestContext, json, onPostgres, queryRows, REDIRECT_URI, type TestContext, waitUntilReady } from './helpers.ts'
+import { createTestContext, freePort, json, onPostgres, queryRows, REDIRECT_URI, type TestContext, waitUntilReady } from './helpers.ts'
 import { testBrowser } from './verification/browser.ts'
 
 /**
@@ -89,7 +89,7 @@ describe('a long URL', () => {
   })
 
   test('a 32 KB path through the server as `npm start` runs it is answered by the app; past 64 KiB the HTTP layer refuses it', async () => {
-    const port = 20_000 + Math.floor(Math.random() * 20_000)
+    const port = await freePort()
     const url = `http://127.0.0.1:${port}`
     const dataDir = mkdtempSync(join(tmpdir(), 'ofage-long-url-'))
     const env = { ...process.env, DATABASE_URL: undefined, DATA_DIR: dataDir, PORT: String(port), PUBLIC_URL: url, APP_URL: url, FACE_CHECK: '0', OFAGE_DEMO: '0' }

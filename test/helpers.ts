@@ -20,6 +20,18 @@ export const REDIRECT_URI = 'https://shop.example/callback'
 export const onPostgres = Boolean(process.env.DATABASE_URL)
 
 /**
+ * A TCP port no socket on this machine holds now, as the OS hands one out (bind to port 0): for a server a
+ * test starts. A random port could be one a Postgres connection of the test runner holds as its local end,
+ * and the server would then never listen (a cluster test waited 30 s for one in CI).
+ */
+export async function freePort(): Promise<number> {
+  const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
+  const port = probe.port!
+  await probe.stop(true)
+  return port
+}
+
+/**
  * A database of its own for one test file: a fresh database on the Postgres server named by
  * DATABASE_URL (dropped by `drop()`), or an in-memory PGlite.
  */

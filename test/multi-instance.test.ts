@@ -3,7 +3,7 @@ import { startServices, type Services } from '../src/boot.ts'
 import { silentLogger } from '../src/lib/log.ts'
 import { createClient } from '../src/oauth/clients.ts'
 import { issueCode } from '../src/oauth/codes.ts'
-import { basic, freshDatabaseUrl, onPostgres, REDIRECT_URI, testConfig, waitUntilReady } from './helpers.ts'
+import { basic, freePort, freshDatabaseUrl, onPostgres, REDIRECT_URI, testConfig, waitUntilReady } from './helpers.ts'
 import { testBrowser } from './verification/browser.ts'
 
 /**
@@ -18,7 +18,7 @@ beforeAll(async () => {
   if (!onPostgres) return
   database = await freshDatabaseUrl()
   for (let i = 0; i < 2; i++) {
-    const port = 20_000 + Math.floor(Math.random() * 20_000)
+    const port = await freePort()
     const url = `http://127.0.0.1:${port}`
     const env = { ...process.env, DATABASE_URL: database.url, PORT: String(port), PUBLIC_URL: url, APP_URL: url, ISSUER_URL: 'https://issuer.ofage.test', FACE_CHECK: '0', OFAGE_DEMO: '0', WORKERS: '1' }
     servers.push({ process: Bun.spawn(['bun', 'src/index.ts'], { env, stdout: 'ignore', stderr: 'ignore' }), url })

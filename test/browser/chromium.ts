@@ -7,7 +7,7 @@ import { createHandler } from '../../src/app.tsx'
 import { startServices, type Services } from '../../src/boot.ts'
 import { silentLogger } from '../../src/lib/log.ts'
 import type { Turn } from '../../src/liveness/challenge.ts'
-import { basic, freshDatabaseUrl, testConfig } from '../helpers.ts'
+import { basic, freePort, freshDatabaseUrl, testConfig } from '../helpers.ts'
 
 /**
  * Browser tests use Debian's Chromium through playwright-core. Without it they are skipped with one
@@ -24,13 +24,6 @@ const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-ru
 
 export function launchChromium(extraArgs: string[] = []): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args: [...FLAGS, ...extraArgs] })
-}
-
-async function freePort(): Promise<number> {
-  const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
-  const port = probe.port!
-  await probe.stop(true)
-  return port
 }
 
 export type RunningServer = { baseUrl: string; services: Services; stop(): Promise<void> }
