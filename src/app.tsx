@@ -15,8 +15,8 @@ import { instrument, requestIdOf } from './ops/instrument.ts'
 import type { Metrics } from './ops/metrics.ts'
 import { opsRoutes } from './ops/routes.ts'
 import { ErrorPage } from './pages/error-page.tsx'
-import { htmlDocument, pageHeaders } from './pages/headers.ts'
-import { pickLanguage } from './pages/i18n.ts'
+import { htmlDocument, pageHeaders, transportSecurityHeader } from './web/headers.ts'
+import { requestLanguage } from './web/language.ts'
 import { usageRoutes } from './usage/routes.ts'
 import { RateLimitedError } from './ratelimit/limits.ts'
 import { pageRoutes } from './verification/routes.tsx'
@@ -28,6 +28,7 @@ import { pageRoutes } from './verification/routes.tsx'
 export function createApp(deps: AppDeps) {
   // The demo calls the API through this very app, so it needs the handler before the app exists.
   let handle = (_request: Request): Promise<Response> => Promise.reject(new Error('app not built'))
+  const hsts = transportSecurityHeader(deps.config)
   const app = new Elysia({ name: 'ofage' })
     .use(
       openapi({
@@ -49,7 +50,10 @@ export function createApp(deps: AppDeps) {
       }),
     )
     .onError(({ code, error, request }) => errorResponse(code, error, request, deps.log, deps.metrics))
-    .onRequest(({ request }) => checkUrlLength(request))
+    .onRequest(({ request, set }) => {
+      if (hsts) set.headers['strict-transport-security'] = hsts
+      checkUrlLength(request)
+    })
     .use(opsRoutes(deps, deps.metrics))
     .use(keyRoutes(deps))
     .use(oauthRoutes(deps))
@@ -84,7 +88,7 @@ function errorResponse(code: string | number, error: unknown, request: Request, 
   if (error instanceof RateLimitedError) metrics.rateLimited.inc({ route: new URL(request.url).pathname.startsWith('/api/') ? 'api' : 'page' })
   const { pathname } = new URL(request.url)
   if (!pathname.startsWith('/api/')) {
-    const lang = pickLanguage(request.headers.get('accept-language'), new URL(request.url).searchParams.get('lang'))
+    const lang = requestLanguage(request, new URL(request.url).searchParams.get('lang'))
     // The dashboard's errors speak to a signed-in integrator, the hosted page's to a visitor a site sent.
     const page = htmlDocument((/^\/dashboard(\/|$)/.test(pathname) ? DashboardErrorPage({ lang, code: mapped.code }) : ErrorPage({ lang, code: mapped.code })) as string)
     return new Response(page, { status: mapped.status, headers: { ...pageHeaders(), ...retryAfter } })

@@ -1,4 +1,5 @@
 import type { Config } from './config.ts'
+import { loadTrustList } from './credentials/trust-list.ts'
 import { openDatabase } from './db/client.ts'
 import { migrateDatabase } from './db/migrate.ts'
 import { ensureDemoClient } from './demo/demo-client.ts'
@@ -44,6 +45,8 @@ export async function startServices(
   } = {},
 ): Promise<Services> {
   const clock = options.clock ?? systemClock
+  // Read before the database is opened: a bad file stops start-up with nothing to undo.
+  const trustList = config.credentials && loadTrustList(config.credentials.trustListFile, { production: config.production })
   // Each of the server's processes gets its share of DATABASE_POOL.
   const maxConnections = Math.max(2, Math.ceil(config.databasePool / config.workers))
   const open = await openDatabase(config.database, { holder: options.holder ?? 'the ofage server', maxConnections })
@@ -53,8 +56,8 @@ export async function startServices(
     const revocations = new RevocationCache()
     await revocations.listen(open)
     const deps: AppDeps = { config, db: open.db, keys, clock, log: options.log ?? jsonLogger(), metrics: createMetrics(), revocations, challengeTurns: options.challengeTurns }
-    if (config.credentials) {
-      const { trustList, verifierKeyFile: keyFile, verifierCertificateFile: certificateFile } = config.credentials
+    if (config.credentials && trustList) {
+      const { verifierKeyFile: keyFile, verifierCertificateFile: certificateFile } = config.credentials
       deps.credentials = { trustList, verifier: await loadVerifierKey(open.db, { appUrl: config.appUrl, keyFile, certificateFile }, clock.now()) }
     }
     if (config.demo) await ensureDemoClient(deps)

@@ -1,7 +1,5 @@
 import { availableParallelism } from 'node:os'
-import { readFileSync } from 'node:fs'
-import { isDevIssuerRoot, parseTrustList, type TrustList } from './credentials/trust-list.ts'
-import type { Limit } from './ratelimit/limits.ts'
+import { ConfigError } from './errors.ts'
 
 /**
  * The only reader of the environment. Every variable is validated once, at start; a bad value stops
@@ -46,9 +44,14 @@ export type Config = {
   limits: RateLimitConfig
   /** TRUST_PROXY=1: the last X-Forwarded-For entry is the visitor's address (one reverse proxy in front). */
   trustProxy: boolean
+  /** HSTS_INCLUDE_SUBDOMAINS=1: the HSTS header sent over https also binds every subdomain of the service's host. */
+  hstsIncludeSubDomains: boolean
   /** NODE_ENV=production: the dev issuer and wallet commands, and a dev issuer in the trust list, are refused. */
   production: boolean
 }
+
+/** How many hits a key may take per window. */
+export type Limit = { max: number; windowMs: number }
 
 export type RateLimitConfig = {
   /** Failed client authentications per address per minute (RATE_LIMIT_AUTH_FAILURES). */
@@ -64,7 +67,8 @@ export type RateLimitConfig = {
 }
 
 export type CredentialConfig = {
-  trustList: TrustList
+  /** CREDENTIAL_TRUST_LIST: the file of roots and keys, read and checked at start by the trust room. */
+  trustListFile: string
   /** The operator's own verifier key and certificate chain (PEM); unset, one is generated and kept. */
   verifierKeyFile: string | undefined
   verifierCertificateFile: string | undefined
@@ -88,16 +92,6 @@ export type FaceConfig = {
   upload: boolean
   /** How long a method post's body may take to arrive before it is refused and its upload place freed. */
   uploadSeconds: number
-}
-
-export class ConfigError extends Error {
-  constructor(
-    readonly variable: string,
-    message: string,
-  ) {
-    super(`${variable} ${message}`)
-    this.name = 'ConfigError'
-  }
 }
 
 type Env = Record<string, string | undefined>
@@ -133,7 +127,7 @@ export function loadConfig(env: Env = process.env): Config {
     databasePool: readInt('DATABASE_POOL', env.DATABASE_POOL, { min: 2, max: 1000, fallback: 20 }),
     metricsToken: nonEmpty(env.METRICS_TOKEN),
     metricsPublic: readFlag('METRICS_PUBLIC', env.METRICS_PUBLIC) ?? false,
-    credentials: readCredentials(env, production),
+    credentials: readCredentials(env),
     limits: {
       authFailures: { max: readInt('RATE_LIMIT_AUTH_FAILURES', env.RATE_LIMIT_AUTH_FAILURES, { min: 1, max: 1_000_000, fallback: 30 }), windowMs: 60_000 },
       sessions: { max: readInt('RATE_LIMIT_SESSIONS', env.RATE_LIMIT_SESSIONS, { min: 1, max: 1_000_000, fallback: 120 }), windowMs: 60_000 },
@@ -144,29 +138,21 @@ export function loadConfig(env: Env = process.env): Config {
       signInAddress: { max: readInt('RATE_LIMIT_SIGNIN_ADDRESS', env.RATE_LIMIT_SIGNIN_ADDRESS, { min: 1, max: 1_000_000, fallback: 30 }), windowMs: 15 * 60_000 },
     },
     trustProxy: readFlag('TRUST_PROXY', env.TRUST_PROXY) ?? false,
+    hstsIncludeSubDomains: readFlag('HSTS_INCLUDE_SUBDOMAINS', env.HSTS_INCLUDE_SUBDOMAINS) ?? false,
     production,
   }
 }
 
-/** The trust list is read once, at start: a file that cannot be read or holds nothing usable stops start-up. */
-function readCredentials(env: Env, production: boolean): CredentialConfig | undefined {
-  const file = nonEmpty(env.CREDENTIAL_TRUST_LIST)
-  if (file === undefined) return undefined
-  let trustList: TrustList
-  try {
-    trustList = parseTrustList(readFileSync(file, 'utf8'))
-  } catch (cause) {
-    throw new ConfigError('CREDENTIAL_TRUST_LIST', `could not be read as a trust list (${file}): ${cause instanceof Error ? cause.message : cause}`)
-  }
-  if (production && trustList.roots.some(isDevIssuerRoot)) {
-    throw new ConfigError('CREDENTIAL_TRUST_LIST', 'trusts the test issuer of `ofage dev issuer`: never in production (NODE_ENV=production)')
-  }
+/** The digital credential method is on when CREDENTIAL_TRUST_LIST names a file (read at start: loadTrustList). */
+function readCredentials(env: Env): CredentialConfig | undefined {
+  const trustListFile = nonEmpty(env.CREDENTIAL_TRUST_LIST)
+  if (trustListFile === undefined) return undefined
   const verifierKeyFile = nonEmpty(env.CREDENTIAL_VERIFIER_KEY_FILE)
   const verifierCertificateFile = nonEmpty(env.CREDENTIAL_VERIFIER_CERT_FILE)
   if ((verifierKeyFile === undefined) !== (verifierCertificateFile === undefined)) {
     throw new ConfigError('CREDENTIAL_VERIFIER_KEY_FILE', 'and CREDENTIAL_VERIFIER_CERT_FILE are set together or not at all')
   }
-  return { trustList, verifierKeyFile, verifierCertificateFile }
+  return { trustListFile, verifierKeyFile, verifierCertificateFile }
 }
 
 function readInt(variable: string, value: string | undefined, range: { min: number; max: number; fallback: number }): number {

@@ -51,3 +51,17 @@ export class OAuthError extends Error {
 
 /** The body of every 500: generic on purpose, the cause goes to the log only. */
 export const serverError = new OAuthError('server_error', 'The server could not complete the request. Try again later.')
+
+/**
+ * Bad configuration: stops start-up (or a command) with one line naming the variable, never a stack trace
+ * (DESIGN.md, "Configuration").
+ */
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(`${variable} ${message}`)
+    this.name = 'ConfigError'
+  }
+}

@@ -2,17 +2,22 @@ import { describe, expect, test } from 'bun:test'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ConfigError, loadConfig } from '../src/config.ts'
+import { startServices } from '../src/boot.ts'
+import { loadConfig } from '../src/config.ts'
+import { loadTrustList } from '../src/credentials/trust-list.ts'
+import { ConfigError } from '../src/errors.ts'
 
-function configError(env: Record<string, string>): ConfigError {
+function failureOf(run: () => unknown): ConfigError {
   try {
-    loadConfig(env)
+    run()
   } catch (error) {
     if (error instanceof ConfigError) return error
     throw error
   }
   throw new Error('expected a ConfigError')
 }
+
+const configError = (env: Record<string, string>): ConfigError => failureOf(() => loadConfig(env))
 
 describe('loadConfig (DESIGN.md "Configuration")', () => {
   test('defaults: port 3000, embedded database in ./data, every URL from PUBLIC_URL, demo on', () => {
@@ -40,6 +45,7 @@ describe('loadConfig (DESIGN.md "Configuration")', () => {
         signInAddress: { max: 30, windowMs: 900_000 },
       },
       trustProxy: false,
+      hstsIncludeSubDomains: false,
       production: false,
     })
   })
@@ -82,11 +88,15 @@ describe('loadConfig (DESIGN.md "Configuration")', () => {
     const file = join(dir, 'trust.pem')
     writeFileSync(file, (await createDevIssuer(new Date())).rootCertificate)
     expect(loadConfig({}).credentials).toBeUndefined()
-    expect(loadConfig({ CREDENTIAL_TRUST_LIST: file }).credentials?.trustList.roots).toHaveLength(1)
-    expect(configError({ CREDENTIAL_TRUST_LIST: file, NODE_ENV: 'production' }).message).toContain('test issuer')
-    expect(configError({ CREDENTIAL_TRUST_LIST: join(dir, 'missing.pem') }).variable).toBe('CREDENTIAL_TRUST_LIST')
+    expect(loadConfig({ CREDENTIAL_TRUST_LIST: file }).credentials?.trustListFile).toBe(file)
+    expect(loadTrustList(file, { production: false }).roots).toHaveLength(1)
+    expect(failureOf(() => loadTrustList(file, { production: true })).message).toContain('test issuer')
+    expect(failureOf(() => loadTrustList(join(dir, 'missing.pem'), { production: false })).variable).toBe('CREDENTIAL_TRUST_LIST')
     writeFileSync(join(dir, 'empty.pem'), 'nothing here')
-    expect(configError({ CREDENTIAL_TRUST_LIST: join(dir, 'empty.pem') }).variable).toBe('CREDENTIAL_TRUST_LIST')
+    expect(failureOf(() => loadTrustList(join(dir, 'empty.pem'), { production: false })).variable).toBe('CREDENTIAL_TRUST_LIST')
+    // The server reads it before anything else: a bad list stops start-up with its one line.
+    const start = await startServices(loadConfig({ DATABASE_URL: 'memory:', CREDENTIAL_TRUST_LIST: join(dir, 'empty.pem') })).catch((error: unknown) => error)
+    expect(start).toBeInstanceOf(ConfigError)
     expect(configError({ CREDENTIAL_TRUST_LIST: file, CREDENTIAL_VERIFIER_KEY_FILE: file }).variable).toBe('CREDENTIAL_VERIFIER_KEY_FILE')
   })
 

@@ -1,5 +1,7 @@
 import { X509Certificate } from 'node:crypto'
+import { readFileSync } from 'node:fs'
 import type { JWK, ProtectedHeaderParameters } from 'jose'
+import { ConfigError } from '../errors.ts'
 
 /**
  * The issuers whose age credentials this deployment accepts: root certificates (an issuer's credential
@@ -9,6 +11,23 @@ import type { JWK, ProtectedHeaderParameters } from 'jose'
 export type TrustList = { keys: JWK[]; roots: X509Certificate[] }
 
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g
+
+/**
+ * The trust list of CREDENTIAL_TRUST_LIST, read once at start: a file that cannot be read or holds nothing
+ * usable stops start-up, and so does the test issuer's root in production.
+ */
+export function loadTrustList(file: string, options: { production: boolean }): TrustList {
+  let trustList: TrustList
+  try {
+    trustList = parseTrustList(readFileSync(file, 'utf8'))
+  } catch (cause) {
+    throw new ConfigError('CREDENTIAL_TRUST_LIST', `could not be read as a trust list (${file}): ${cause instanceof Error ? cause.message : cause}`)
+  }
+  if (options.production && trustList.roots.some(isDevIssuerRoot)) {
+    throw new ConfigError('CREDENTIAL_TRUST_LIST', 'trusts the test issuer of `ofage dev issuer`: never in production (NODE_ENV=production)')
+  }
+  return trustList
+}
 
 /**
  * Reads a trust list file: PEM certificates, and/or a JWK set `{ "keys": [...] }` (public EC P-256 keys

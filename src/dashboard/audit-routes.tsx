@@ -6,7 +6,8 @@ import { AuditDetailPage } from './audit-detail-page.tsx'
 import { AuditPage } from './audit-page.tsx'
 import { AuditQuery, filterParams, readAuditCursor, readAuditFilter } from './audit-query.ts'
 import { encodeCursor, findClientAuditLog, searchAuditLogs } from './audit-search.ts'
-import { LangQuery, type DashboardContext } from './context.ts'
+import { LangQuery } from '../web/forms.ts'
+import type { DashboardContext } from './context.ts'
 import { href, type View } from './layout.tsx'
 
 /** Rows per page of the audit list. */

@@ -1,52 +1,39 @@
-import { t, type Cookie } from 'elysia'
 import type { AppDeps } from '../deps.ts'
 import { OAuthError } from '../errors.ts'
 import { randomToken } from '../lib/crypto.ts'
-import { readStrictBody, rejectDuplicateQuery } from '../lib/strict-request.ts'
-import { pageHeaders } from '../pages/headers.ts'
-import { isLanguage, pickLanguage } from '../pages/i18n.ts'
-import { csrfMatches, preSessionCsrfToken, refuseForeignPost, sessionCsrfToken } from './csrf.ts'
+import { rejectDuplicateQuery } from '../lib/strict-request.ts'
+import { isLanguage } from '../pages/i18n.ts'
+import { createCookieJar, type Cookies } from '../web/cookies.ts'
+import { pageHeaders, type ResponseSet } from '../web/headers.ts'
+import { requestLanguage } from '../web/language.ts'
+import { ownOrigins, refuseForeignPost } from '../web/origin.ts'
+import { csrfMatches, preSessionCsrfToken, sessionCsrfToken } from './csrf.ts'
 import { href, type Account, type View } from './layout.tsx'
 import { findDashboardSession, SESSION_LIFETIME_MS, type SignedIn } from './sessions.ts'
 
-export type Cookies = Record<string, Cookie<unknown>>
-export type ResponseSet = { headers: Record<string, unknown>; status?: unknown }
-
-export const LangQuery = t.Object({ lang: t.Optional(t.String({ maxLength: 8 })) })
-export const CsrfForm = t.Object({ csrf: t.String({ maxLength: 128 }) }, { additionalProperties: t.String({ maxLength: 1024 }) })
-/** Form posts are read strictly (one content type, a size bound, no field twice), as the hosted page's are. */
-export const readForm = ({ request }: { request: Request }) => readStrictBody(request, ['form'])
-
+const SESSION_COOKIE = 'ofage_dashboard'
+const FORM_COOKIE = 'ofage_dashboard_form'
 /** The pre-session cookie lives a day: the sign-in form it protects may stay open that long. */
 const FORM_COOKIE_SECONDS = 24 * 60 * 60
 
 export type DashboardContext = ReturnType<typeof createDashboardContext>
 
 /**
- * What the dashboard's routes share: its cookies, who is signed in, the CSRF and Origin checks of its
- * forms, and how a page is framed and answered.
- *
- * Cookies: HttpOnly, SameSite=Lax, Path=/, Secure when APP_URL is https, and then named with the `__Host-`
- * prefix, which browsers accept only from a secure origin without a Domain: no sibling subdomain can set
- * or overwrite them (RFC 6265bis §4.1.3.2).
+ * What the dashboard's routes share: its cookies (src/web/cookies.ts), who is signed in, the CSRF and
+ * Origin checks of its forms, and how a page is framed and answered.
  */
 export function createDashboardContext(deps: AppDeps) {
-  const secure = deps.config.appUrl.startsWith('https:')
-  const prefix = secure ? '__Host-' : ''
-  const sessionCookie = `${prefix}ofage_dashboard`
-  const formCookie = `${prefix}ofage_dashboard_form`
-  const cookieOptions = { httpOnly: true, sameSite: 'lax' as const, secure, path: '/' }
-  // The process serves its pages under APP_URL and PUBLIC_URL alike.
-  const ownOrigins = new Set([new URL(deps.config.appUrl).origin, new URL(deps.config.publicUrl).origin])
+  const cookies = createCookieJar(deps.config.appUrl)
+  const own = ownOrigins(deps.config)
   const key = deps.keys.dashboardKey
 
   function viewOf(request: Request, lang: string | undefined): View {
-    return { lang: pickLanguage(request.headers.get('accept-language'), lang), explicit: isLanguage(lang) }
+    return { lang: requestLanguage(request, lang), explicit: isLanguage(lang) }
   }
 
   /** The session the request's cookie names, if it is live. */
   function currentSession(cookie: Cookies): Promise<SignedIn | undefined> {
-    return findDashboardSession(deps, stringCookie(cookie[sessionCookie]))
+    return findDashboardSession(deps, cookies.read(cookie, SESSION_COOKIE))
   }
 
   /** A page's request: one value per query parameter (else 400), its language, and who is signed in, if anyone. */
@@ -61,11 +48,11 @@ export function createDashboardContext(deps: AppDeps) {
   }
 
   function startSession(cookie: Cookies, token: string): void {
-    cookie[sessionCookie]!.set({ value: token, ...cookieOptions, maxAge: SESSION_LIFETIME_MS / 1000 })
+    cookies.write(cookie, SESSION_COOKIE, token, SESSION_LIFETIME_MS / 1000)
   }
 
   function clearSession(cookie: Cookies): void {
-    cookie[sessionCookie]!.set({ value: '', ...cookieOptions, maxAge: 0 })
+    cookies.clear(cookie, SESSION_COOKIE)
   }
 
   /**
@@ -73,7 +60,7 @@ export function createDashboardContext(deps: AppDeps) {
    * Undefined when no session is live (the caller sends the browser to sign in); a wrong token is 403.
    */
   async function openPost(cookie: Cookies, request: Request, csrf: string): Promise<SignedIn | undefined> {
-    refuseForeignPost(request, ownOrigins)
+    refuseForeignPost(request, own)
     const session = await currentSession(cookie)
     if (session && !csrfMatches(sessionCsrfToken(key, session.token), csrf)) throw new OAuthError('forbidden', 'CSRF token mismatch')
     return session
@@ -81,21 +68,21 @@ export function createDashboardContext(deps: AppDeps) {
 
   /** The CSRF token of a form shown before sign-in, from this browser's pre-session cookie (set here if absent). */
   function formToken(cookie: Cookies): string {
-    const existing = stringCookie(cookie[formCookie])
+    const existing = cookies.read(cookie, FORM_COOKIE)
     const value = existing && existing.length <= 64 ? existing : randomToken(24)
-    cookie[formCookie]!.set({ value, ...cookieOptions, maxAge: FORM_COOKIE_SECONDS })
+    cookies.write(cookie, FORM_COOKIE, value, FORM_COOKIE_SECONDS)
     return preSessionCsrfToken(key, value)
   }
 
   /** This browser's pre-session cookie, once {@link checkFormPost} has accepted a post with its token. */
   function formCookieValue(cookie: Cookies): string | undefined {
-    return stringCookie(cookie[formCookie])
+    return cookies.read(cookie, FORM_COOKIE)
   }
 
   /** A pre-session form post: not from another site, with the token of this browser's pre-session cookie. */
   function checkFormPost(cookie: Cookies, request: Request, csrf: string): void {
-    refuseForeignPost(request, ownOrigins)
-    const value = stringCookie(cookie[formCookie])
+    refuseForeignPost(request, own)
+    const value = cookies.read(cookie, FORM_COOKIE)
     if (!value || !csrfMatches(preSessionCsrfToken(key, value), csrf)) throw new OAuthError('forbidden', 'CSRF token mismatch')
   }
 
@@ -113,9 +100,4 @@ export function createDashboardContext(deps: AppDeps) {
   }
 
   return { currentSession, openPage, accountOf, startSession, clearSession, openPost, formToken, formCookieValue, checkFormPost, viewOf, page, redirect }
-}
-
-function stringCookie(cookie: Cookie<unknown> | undefined): string | undefined {
-  const value = cookie?.value
-  return typeof value === 'string' && value !== '' ? value : undefined
 }

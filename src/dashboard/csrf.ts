@@ -1,4 +1,3 @@
-import { OAuthError } from '../errors.ts'
 import { constantTimeEqual, hmacHex } from '../lib/crypto.ts'
 
 /**
@@ -22,17 +21,4 @@ export function preSessionCsrfToken(key: Uint8Array, cookieValue: string): strin
 /** Whether a form's token is the expected one, compared in constant time. */
 export function csrfMatches(expected: string | undefined, presented: unknown): boolean {
   return expected !== undefined && typeof presented === 'string' && constantTimeEqual(presented, expected)
-}
-
-/**
- * Refuses a post from another site before anything else is read: a foreign Origin, or a browser's
- * `Sec-Fetch-Site` saying cross-site or same-site (a sibling subdomain is another site to the dashboard).
- * `Origin: null` says nothing: under `Referrer-Policy: no-referrer` browsers send it for our own forms.
- */
-export function refuseForeignPost(request: Request, ownOrigins: ReadonlySet<string>): void {
-  const origin = request.headers.get('origin')
-  const fetchSite = request.headers.get('sec-fetch-site')
-  if ((origin !== null && origin !== 'null' && !ownOrigins.has(origin)) || fetchSite === 'cross-site' || fetchSite === 'same-site') {
-    throw new OAuthError('forbidden', 'Cross-site form post')
-  }
 }

@@ -4,7 +4,8 @@ import { OAuthError } from '../errors.ts'
 import { findClient } from '../oauth/clients.ts'
 import { countUsageByDay } from '../usage/daily.ts'
 import { countUsage, resolveInterval } from '../usage/report.ts'
-import { LangQuery, type DashboardContext } from './context.ts'
+import { LangQuery } from '../web/forms.ts'
+import type { DashboardContext } from './context.ts'
 import { UsagePage } from './usage-page.tsx'
 
 const DAY_MS = 86_400_000

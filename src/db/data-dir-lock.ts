@@ -1,6 +1,6 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { ConfigError } from '../config.ts'
+import { ConfigError } from '../errors.ts'
 
 type LockInfo = { pid: number; holder: string }
 

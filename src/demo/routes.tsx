@@ -4,7 +4,7 @@ import { Elysia, t } from 'elysia'
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose'
 import type { AppDeps } from '../deps.ts'
 import { constantTimeEqual, randomToken } from '../lib/crypto.ts'
-import { pageHeaders } from '../pages/headers.ts'
+import { pageHeaders } from '../web/headers.ts'
 import { Layout } from '../pages/layout.tsx'
 import { DEMO_CLIENT_ID, demoClientSecret, demoRedirectUri } from './demo-client.ts'
 

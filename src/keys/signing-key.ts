@@ -1,7 +1,7 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { importPKCS8, importSPKI } from 'jose'
-import { ConfigError } from '../config.ts'
+import { ConfigError } from '../errors.ts'
 import type { Database } from '../db/client.ts'
 import { findSecret, getOrCreateSecret } from './server-secrets.ts'
 

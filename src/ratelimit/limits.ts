@@ -1,10 +1,8 @@
 import { and, eq, inArray, lt, sql } from 'drizzle-orm'
 import type { Database } from '../db/client.ts'
 import { rateLimits } from '../db/schema.ts'
+import type { Limit } from '../config.ts'
 import { OAuthError } from '../errors.ts'
-
-/** How many hits a key may take per window. */
-export type Limit = { max: number; windowMs: number }
 
 export type LimitDeps = { db: Database; clock: { now(): Date } }
 

@@ -6,7 +6,7 @@ import type { AppDeps } from '../deps.ts'
 import { OAuthError } from '../errors.ts'
 import { readStrictBody } from '../lib/strict-request.ts'
 import { createCredentialRequest, findOpenRequest, findSessionRequest, recordAnswer, requestStatus, type CredentialRequest } from './credential-requests.ts'
-import { FormBody, LangQuery, readForm } from './page-context.tsx'
+import { CsrfForm, LangQuery, readForm } from '../web/forms.ts'
 import type { PageContext } from './page-context.tsx'
 import { MAX_FAILED_ATTEMPTS } from './sessions.ts'
 
@@ -98,7 +98,7 @@ export function credentialRoutes(deps: AppDeps, { openPage, openForm, offeredMet
           expires_in: Math.round((issued.expiresAt.getTime() - deps.clock.now().getTime()) / 1000),
         }
       },
-      { parse: [readForm, 'urlencoded'], body: FormBody, query: LangQuery, detail: { hide: true } },
+      { parse: [readForm, 'urlencoded'], body: CsrfForm, query: LangQuery, detail: { hide: true } },
     )
     .get(
       '/s/:id/methods/credential/status',

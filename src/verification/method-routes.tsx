@@ -12,8 +12,9 @@ import { siteHomeUrl } from '../oauth/clients.ts'
 import { languages } from '../pages/i18n.ts'
 import { closeMethod, consumeFaceChallenge, issueFaceChallenge } from './face-challenge.ts'
 import type { Verdict, VerificationMethod } from './methods/method.ts'
-import { FormBody, LangQuery, readForm } from './page-context.tsx'
-import type { Page, PageContext, ResponseSet } from './page-context.tsx'
+import { CsrfForm, LangQuery, readForm } from '../web/forms.ts'
+import type { Page, PageContext } from './page-context.tsx'
+import type { ResponseSet } from '../web/headers.ts'
 import { MAX_FAILED_ATTEMPTS, refundAttempt, reserveAttempt, type VerificationSession } from './sessions.ts'
 
 /** A method's form: text fields, and for the face check, files (gathered in arrays by the parser). */
@@ -135,7 +136,7 @@ export function methodRoutes(deps: AppDeps, { openPost, checkPostToken, openForm
         set.headers['cache-control'] = 'no-store'
         return { challenge: challenge.id, turns: challenge.turns, expires_in: Math.round((challenge.expiresAt.getTime() - deps.clock.now().getTime()) / 1000) }
       },
-      { parse: [readForm, 'urlencoded'], body: FormBody, query: LangQuery, detail: { hide: true } },
+      { parse: [readForm, 'urlencoded'], body: CsrfForm, query: LangQuery, detail: { hide: true } },
     )
     .post(
       '/s/:id/methods/:method',

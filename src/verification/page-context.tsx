@@ -1,13 +1,14 @@
-import { t, type Cookie } from 'elysia'
 import type { AppDeps } from '../deps.ts'
 import type { MethodClass } from '../db/schema.ts'
 import { OAuthError } from '../errors.ts'
-import { readStrictBody } from '../lib/strict-request.ts'
 import { findClient, siteHomeUrl, type Client } from '../oauth/clients.ts'
 import { issueCode } from '../oauth/codes.ts'
 import { randomToken } from '../lib/crypto.ts'
-import { pageHeaders } from '../pages/headers.ts'
-import { languages, pickLanguage, type Language } from '../pages/i18n.ts'
+import { languages, type Language } from '../pages/i18n.ts'
+import { createCookieJar, type Cookies } from '../web/cookies.ts'
+import { pageHeaders, type ResponseSet } from '../web/headers.ts'
+import { requestLanguage } from '../web/language.ts'
+import { ownOrigins, refuseForeignPost } from '../web/origin.ts'
 import { VerifyPage } from '../pages/verify-page.tsx'
 import { canSavePasskey } from '../passkeys/registration.ts'
 import { AGE_PASS_COOKIE, AGE_PASS_LIFETIME_MS, createAgePass, passCovers, readAgePass, type AgePass } from './age-pass.ts'
@@ -17,15 +18,10 @@ import type { VerificationMethod } from './methods/method.ts'
 import { checkCsrfToken, claimSession, findSession, MAX_FAILED_ATTEMPTS } from './sessions.ts'
 import type { VerificationSession } from './sessions.ts'
 
+/** Binds a verification session to the browser that opened it. */
 export const BROWSER_COOKIE = 'ofage_browser'
 
-export const LangQuery = t.Object({ lang: t.Optional(t.String({ maxLength: 8 })) })
-export const FormBody = t.Object({ csrf: t.String({ maxLength: 128 }) }, { additionalProperties: t.String({ maxLength: 1024 }) })
-export const readForm = ({ request }: { request: Request }) => readStrictBody(request, ['form'])
-
-export type Cookies = Record<string, Cookie<unknown>>
 export type Page = { session: VerificationSession; client: Client; lang: Language; cookie: Cookies }
-export type ResponseSet = { headers: Record<string, unknown>; status?: unknown }
 export type PageContext = ReturnType<typeof createPageContext>
 
 /**
@@ -34,34 +30,22 @@ export type PageContext = ReturnType<typeof createPageContext>
  */
 export function createPageContext(deps: AppDeps) {
   const methods = createMethods(deps)
-  const appOrigin = new URL(deps.config.appUrl).origin
-  const cookieOptions = {
-    httpOnly: true,
-    sameSite: 'lax' as const,
-    secure: deps.config.appUrl.startsWith('https:'),
-    path: '/',
-  }
+  const cookies = createCookieJar(deps.config.appUrl)
+  const own = ownOrigins(deps.config)
 
   /** Loads the session a form or link refers to, for this browser only. */
   async function openPage(id: string, cookie: Cookies, request: Request, lang: string | undefined): Promise<Page> {
-    const session = await findSession(deps, id, stringCookie(cookie[BROWSER_COOKIE]))
+    const session = await findSession(deps, id, cookies.read(cookie, BROWSER_COOKIE))
     const client = session && (await findClient(deps.db, session.clientId))
     if (!session || !client || session.completedAt) {
       throw new OAuthError('session_expired', 'The verification session is unknown, expired, completed or bound to another browser')
     }
-    return { session, client, cookie, lang: pickLanguage(request.headers.get('accept-language'), lang) }
+    return { session, client, cookie, lang: requestLanguage(request, lang) }
   }
 
-  /**
-   * What a form post is checked for before its body is read: not from another site (when the browser
-   * says), a live session of this browser. Under `Referrer-Policy: no-referrer` browsers send
-   * `Origin: null` even for our own forms (Fetch standard, "serializing a request origin"), so "null" says
-   * nothing and only a foreign origin, or `Sec-Fetch-Site: cross-site`, is refused outright.
-   */
+  /** A form post: not from another site (src/web/origin.ts), for a live session of this browser. */
   async function openPost(id: string, cookie: Cookies, request: Request, lang: string | undefined): Promise<Page> {
-    const origin = request.headers.get('origin')
-    const foreignOrigin = origin !== null && origin !== 'null' && origin !== appOrigin
-    if (foreignOrigin || request.headers.get('sec-fetch-site') === 'cross-site') throw new OAuthError('forbidden', 'Cross-site form post')
+    refuseForeignPost(request, own)
     return openPage(id, cookie, request, lang)
   }
 
@@ -85,7 +69,7 @@ export function createPageContext(deps: AppDeps) {
   ) {
     const { session, client, lang } = page
     const t = languages[lang]
-    const pass = extra.pass === null ? undefined : (extra.pass ?? (await readAgePass(deps, stringCookie(page.cookie[AGE_PASS_COOKIE]))))
+    const pass = extra.pass === null ? undefined : (extra.pass ?? (await readAgePass(deps, cookies.read(page.cookie, AGE_PASS_COOKIE))))
     const locked = session.failedAttempts >= MAX_FAILED_ATTEMPTS
     const offered = offeredMethods(page)
     Object.assign(set.headers, pageHeaders({ formTargets: [session.redirectUri] }))
@@ -120,7 +104,7 @@ export function createPageContext(deps: AppDeps) {
   ) {
     const { session, client, cookie } = page
     // One person keeps one `sub` per client across checks: the key of an earlier pass, if any.
-    const earlier = approval.reverifiedWith ? undefined : await readAgePass(deps, stringCookie(cookie[AGE_PASS_COOKIE]))
+    const earlier = approval.reverifiedWith ? undefined : await readAgePass(deps, cookies.read(cookie, AGE_PASS_COOKIE))
     const personKey = approval.reverifiedWith?.personKey ?? earlier?.personKey ?? randomToken(32)
     // The claim is part of the code's transaction: a refused code, or a process killed half-way, leaves
     // the session open for another try instead of completed with no code.
@@ -147,7 +131,7 @@ export function createPageContext(deps: AppDeps) {
     // The pass only once the code exists: a refused code (a plan at its limit) leaves no pass behind.
     if (!approval.reverifiedWith) {
       const issued = await createAgePass(deps, { ageOver: approval.provenAge, methodClass: approval.methodClass, sandbox: client.sandbox, personKey })
-      cookie[AGE_PASS_COOKIE]!.set({ value: issued.cookie, ...cookieOptions, maxAge: AGE_PASS_LIFETIME_MS / 1000 })
+      cookies.write(cookie, AGE_PASS_COOKIE, issued.cookie, AGE_PASS_LIFETIME_MS / 1000)
     }
     deps.metrics.codes.inc({ event: 'issued' })
     Object.assign(set.headers, pageHeaders({ formTargets: [session.redirectUri] }), { location: callbackUrl(session.redirectUri, code, session.state, deps.config.issuerUrl) })
@@ -160,10 +144,5 @@ export function createPageContext(deps: AppDeps) {
     return methodsFor(methods, page.client).filter((method) => !page.session.closedMethods.includes(method.id))
   }
 
-  return { cookieOptions, openPage, openPost, checkPostToken, openForm, render, complete, offeredMethods }
-}
-
-export function stringCookie(cookie: Cookie<unknown> | undefined): string | undefined {
-  const value = cookie?.value
-  return typeof value === 'string' && value !== '' ? value : undefined
+  return { cookies, openPage, openPost, checkPostToken, openForm, render, complete, offeredMethods }
 }

@@ -4,14 +4,17 @@ import { Elysia } from 'elysia'
 import type { AppDeps } from '../deps.ts'
 import { OAuthError } from '../errors.ts'
 import { readStrictBody } from '../lib/strict-request.ts'
-import { languages, pickLanguage } from '../pages/i18n.ts'
+import { languages } from '../pages/i18n.ts'
+import { requestLanguage } from '../web/language.ts'
 import { createAuthenticationOptions, passkeyCovers, verifyPasskeyAssertion } from '../passkeys/authentication.ts'
 import { AuthenticationResponseModel, RegistrationResponseModel, type PasskeyFailure } from '../passkeys/model.ts'
 import { createRegistrationOptions, registerPasskey, type ProvenCheck } from '../passkeys/registration.ts'
 import { relyingPartyFor } from '../passkeys/relying-party.ts'
 import { deletePasskey } from '../passkeys/store.ts'
 import { AGE_PASS_COOKIE, readAgePass } from './age-pass.ts'
-import { stringCookie, type Cookies, type Page, type PageContext, type ResponseSet } from './page-context.tsx'
+import type { Page, PageContext } from './page-context.tsx'
+import type { Cookies } from '../web/cookies.ts'
+import type { ResponseSet } from '../web/headers.ts'
 import { MAX_FAILED_ATTEMPTS } from './sessions.ts'
 
 const csrf = Type.String({ maxLength: 128 })
@@ -48,7 +51,7 @@ type Answer = { status?: number; body: Record<string, unknown> }
  * not count as a failed attempt: it proves nothing about age to guess at, and a stale synced passkey must
  * not lock the visitor out of the other ways.
  */
-export function passkeyRoutes(deps: AppDeps, { openForm, complete }: PageContext) {
+export function passkeyRoutes(deps: AppDeps, { openForm, complete, cookies }: PageContext) {
   const rp = relyingPartyFor(deps.config.appUrl)
 
   /** Reads the JSON body (bounded, no duplicate members) against its model, then opens the form's session. */
@@ -68,7 +71,7 @@ export function passkeyRoutes(deps: AppDeps, { openForm, complete }: PageContext
     } catch (cause) {
       if (!(cause instanceof OAuthError) || cause.code === 'server_error') throw cause
       const url = new URL(context.request.url)
-      const t = languages[pickLanguage(context.request.headers.get('accept-language'), url.searchParams.get('lang'))]
+      const t = languages[requestLanguage(context.request, url.searchParams.get('lang'))]
       answer = { status: cause.status, body: { outcome: 'refused', error: cause.code, error_description: cause.description, message: t.errors[cause.code] } }
     }
     context.set.status = answer.status ?? 200
@@ -93,7 +96,7 @@ export function passkeyRoutes(deps: AppDeps, { openForm, complete }: PageContext
 
   /** The check this browser's age pass stands for, or undefined without a valid pass. */
   async function provenCheck(page: Page): Promise<ProvenCheck | undefined> {
-    const pass = await readAgePass(deps, stringCookie(page.cookie[AGE_PASS_COOKIE]))
+    const pass = await readAgePass(deps, cookies.read(page.cookie, AGE_PASS_COOKIE))
     if (!pass) return undefined
     const { id: passId, personKey, ageOver, methodClass, sandbox, createdAt: provenAt } = pass
     return { passId, personKey, ageOver, methodClass, sandbox, provenAt }

@@ -9,13 +9,15 @@ import { OAuthError } from '../errors.ts'
 import { randomToken } from '../lib/crypto.ts'
 import { security } from '../lib/openapi-security.ts'
 import { rejectDuplicateQuery } from '../lib/strict-request.ts'
-import { languages, pickLanguage } from '../pages/i18n.ts'
+import { languages } from '../pages/i18n.ts'
 import { AGE_PASS_COOKIE, passCovers, readAgePass, revokeAgePass } from './age-pass.ts'
 import { AuthorizationParameters } from '../oauth/model.ts'
 import { checkAuthorizationRequest } from './authorize.ts'
 import { credentialRoutes } from './credential-routes.tsx'
 import { methodRoutes } from './method-routes.tsx'
-import { BROWSER_COOKIE, createPageContext, FormBody, LangQuery, readForm, stringCookie } from './page-context.tsx'
+import { BROWSER_COOKIE, createPageContext } from './page-context.tsx'
+import { CsrfForm, LangQuery, readForm } from '../web/forms.ts'
+import { requestLanguage } from '../web/language.ts'
 import { passkeyRoutes } from './passkey-routes.tsx'
 import { createSession, SESSION_LIFETIME_MS } from './sessions.ts'
 import { takeHit } from '../ratelimit/limits.ts'
@@ -44,7 +46,7 @@ const AuthorizationQuery = t.Object({
  */
 export function pageRoutes(deps: AppDeps) {
   const context = createPageContext(deps)
-  const { cookieOptions, openPage, openForm, render, complete } = context
+  const { cookies, openPage, openForm, render, complete } = context
   return new Elysia({ name: 'page-routes' })
     .use(html({ autoDoctype: true }))
     .use(methodRoutes(deps, context))
@@ -65,14 +67,14 @@ export function pageRoutes(deps: AppDeps) {
       async ({ query, request, cookie, set }) => {
         rejectDuplicateQuery(request)
         const authorization = await checkAuthorizationRequest(deps, query)
-        let browserId = stringCookie(cookie[BROWSER_COOKIE])
+        let browserId = cookies.read(cookie, BROWSER_COOKIE)
         if (!browserId || browserId.length > 64) browserId = randomToken(24)
         // Sent again on every new request, so the cookie always outlives the session it binds.
-        cookie[BROWSER_COOKIE]!.set({ value: browserId, ...cookieOptions, maxAge: (2 * SESSION_LIFETIME_MS) / 1000 })
+        cookies.write(cookie, BROWSER_COOKIE, browserId, (2 * SESSION_LIFETIME_MS) / 1000)
         // Each session is a row and a CSRF token: one address may open only so many a minute.
         await takeHit(deps, `session:${peerAddress(request, deps.config.trustProxy)}`, deps.config.limits.sessions)
         const session = await createSession(deps, authorization, browserId)
-        return render({ session, client: authorization.client, cookie, lang: pickLanguage(request.headers.get('accept-language'), query.lang) }, set)
+        return render({ session, client: authorization.client, cookie, lang: requestLanguage(request, query.lang) }, set)
       },
       {
         query: AuthorizationQuery,
@@ -94,22 +96,22 @@ export function pageRoutes(deps: AppDeps) {
       '/s/:id/continue',
       async ({ params, query, body, request, cookie, set }) => {
         const page = await openForm(params.id, cookie, request, query.lang, body.csrf)
-        const pass = await readAgePass(deps, stringCookie(cookie[AGE_PASS_COOKIE]))
+        const pass = await readAgePass(deps, cookies.read(cookie, AGE_PASS_COOKIE))
         if (!passCovers(pass, page.client, page.session.ageRequired)) return render(page, set, { pass: null })
         return complete(page, set, { method: 'age_pass', methodClass: pass.methodClass, provenAge: pass.ageOver, reverifiedWith: pass })
       },
-      { parse: [readForm, 'urlencoded'], body: FormBody, query: LangQuery, detail: { hide: true } },
+      { parse: [readForm, 'urlencoded'], body: CsrfForm, query: LangQuery, detail: { hide: true } },
     )
     .post(
       '/s/:id/forget',
       async ({ params, query, body, request, cookie, set }) => {
         const page = await openForm(params.id, cookie, request, query.lang, body.csrf)
-        const pass = await readAgePass(deps, stringCookie(cookie[AGE_PASS_COOKIE]))
+        const pass = await readAgePass(deps, cookies.read(cookie, AGE_PASS_COOKIE))
         if (pass) await revokeAgePass(deps, pass.id)
-        cookie[AGE_PASS_COOKIE]!.set({ value: '', ...cookieOptions, maxAge: 0 })
+        cookies.clear(cookie, AGE_PASS_COOKIE)
         return render(page, set, { notice: languages[page.lang].passForgotten, pass: null })
       },
-      { parse: [readForm, 'urlencoded'], body: FormBody, query: LangQuery, detail: { hide: true } },
+      { parse: [readForm, 'urlencoded'], body: CsrfForm, query: LangQuery, detail: { hide: true } },
     )
 }
 

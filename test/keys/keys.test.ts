@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { createLocalJWKSet, importJWK, importSPKI, jwtVerify } from 'jose'
 import { createApp } from '../../src/app.tsx'
 import { startServices } from '../../src/boot.ts'
-import { ConfigError } from '../../src/config.ts'
+import { ConfigError } from '../../src/errors.ts'
 import { silentLogger } from '../../src/lib/log.ts'
 import { createTestContext, freshDatabaseUrl, ISSUER, json, PUBLIC_URL, testConfig, type TestContext } from '../helpers.ts'
 

@@ -331,7 +331,7 @@ describe('headers, cookies and language', () => {
     expect(response.headers.get('cache-control')).toBe('no-store')
   })
 
-  test('cookies are HttpOnly and SameSite=Lax; Secure when APP_URL is https', async () => {
+  test('cookies are HttpOnly and SameSite=Lax; Secure and __Host- named when APP_URL is https', async () => {
     const { response } = await testBrowser(ctx).open({ client_id: sandbox.id })
     const cookie = response.headers.getSetCookie().find((c) => c.startsWith('ofage_browser='))!
     expect(cookie).toContain('HttpOnly')
@@ -341,7 +341,7 @@ describe('headers, cookies and language', () => {
     try {
       const client = await secure.createClient({ sandbox: true })
       const { response: https } = await testBrowser(secure).open({ client_id: client.id })
-      expect(https.headers.getSetCookie().find((c) => c.startsWith('ofage_browser='))).toContain('Secure')
+      expect(https.headers.getSetCookie().find((c) => c.startsWith('__Host-ofage_browser='))).toContain('Secure')
     } finally {
       await secure.close()
     }

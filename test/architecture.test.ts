@@ -1,0 +1,62 @@
+import { describe, expect, test } from 'bun:test'
+import { readdirSync, readFileSync } from 'node:fs'
+import { dirname, join, relative, resolve } from 'node:path'
+
+const SRC = resolve(import.meta.dir, '../src')
+
+/** Every module of src/ and the src/ modules it imports (type-only imports included: they are a dependency too). */
+function importGraph(): Map<string, string[]> {
+  const files = readdirSync(SRC, { recursive: true, encoding: 'utf8' }).filter((file) => /\.tsx?$/.test(file) && !file.endsWith('.d.ts'))
+  const graph = new Map<string, string[]>()
+  for (const file of files) {
+    const text = readFileSync(join(SRC, file), 'utf8')
+    const targets = [...text.matchAll(/^(?:import|export)\s[^'"]*?\sfrom\s+'(\.{1,2}\/[^']+)'/gm)].map((match) => relative(SRC, resolve(SRC, dirname(file), match[1]!)))
+    graph.set(file, targets)
+  }
+  return graph
+}
+
+/** Each circle once, as the path that closes it. */
+function circles(graph: Map<string, string[]>): string[][] {
+  const found: string[][] = []
+  const state = new Map<string, 'open' | 'done'>()
+  const path: string[] = []
+  const visit = (node: string) => {
+    state.set(node, 'open')
+    path.push(node)
+    for (const next of graph.get(node) ?? []) {
+      if (state.get(next) === 'open') found.push([...path.slice(path.indexOf(next)), next])
+      else if (!state.has(next)) visit(next)
+    }
+    path.pop()
+    state.set(node, 'done')
+  }
+  for (const node of graph.keys()) if (!state.has(node)) visit(node)
+  return found
+}
+
+describe('the layout of src/ (STYLE.md)', () => {
+  const graph = importGraph()
+
+  test('the graph is read: it knows the modules and their imports', () => {
+    expect(graph.get('config.ts')).toContain('errors.ts')
+    expect(graph.get('app.tsx')?.length).toBeGreaterThan(10)
+    // The reader finds a circle when there is one.
+    expect(circles(new Map([['a.ts', ['b.ts']], ['b.ts', ['a.ts']]]))).toEqual([['a.ts', 'b.ts', 'a.ts']])
+  })
+
+  test('no import circle (config.ts → ratelimit/limits.ts → db/client.ts → config.ts was one)', () => {
+    expect(circles(graph).map((circle) => circle.join(' → '))).toEqual([])
+  })
+
+  test('config.ts reads the environment and imports no feature: the trust list is only a path there', () => {
+    expect(graph.get('config.ts')).toEqual(['errors.ts'])
+  })
+
+  test('src/web/ serves every browser-facing surface and imports none of them', () => {
+    const surfaces = /^(verification|dashboard|demo|oauth|gate)\//
+    for (const [file, targets] of graph) {
+      if (file.startsWith('web/')) expect(targets.filter((target) => surfaces.test(target)), file).toEqual([])
+    }
+  })
+})
