@@ -1,5 +1,5 @@
 import type { Config } from './config.ts'
-import { loadTrustList } from './credentials/trust-list.ts'
+import { loadTrustList } from './credentials/trust/trust-list.ts'
 import { openDatabase } from './db/client.ts'
 import { migrateDatabase } from './db/migrate.ts'
 import { ensureDemoClient } from './demo/demo-client.ts'

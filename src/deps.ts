@@ -1,5 +1,5 @@
 import type { Config } from './config.ts'
-import type { TrustList } from './credentials/trust-list.ts'
+import type { TrustList } from './credentials/trust/trust-list.ts'
 import type { VerifierKey } from './keys/verifier-key.ts'
 import type { Database } from './db/client.ts'
 import type { AgeEstimator } from './estimator/types.ts'

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startServices } from '../src/boot.ts'
 import { loadConfig } from '../src/config.ts'
-import { loadTrustList } from '../src/credentials/trust-list.ts'
+import { loadTrustList } from '../src/credentials/trust/trust-list.ts'
 import { ConfigError } from '../src/errors.ts'
 
 function failureOf(run: () => unknown): ConfigError {
@@ -83,7 +83,7 @@ describe('loadConfig (DESIGN.md "Configuration")', () => {
   })
 
   test('CREDENTIAL_TRUST_LIST turns the digital credential method on; the test issuer is refused in production', async () => {
-    const { createDevIssuer } = await import('../src/credentials/dev-issuer.ts')
+    const { createDevIssuer } = await import('../src/credentials/dev/issuer.ts')
     const dir = mkdtempSync(join(tmpdir(), 'ofage-config-'))
     const file = join(dir, 'trust.pem')
     writeFileSync(file, (await createDevIssuer(new Date())).rootCertificate)

@@ -1,6 +1,8 @@
 /** Why a presentation was refused; callers switch on these, never on messages. */
 export type PresentationFailure =
   | 'malformed'
+  /** Not the credential the answered query asked for (another mdoc doc type, another SD-JWT `vct`). */
+  | 'wrong_credential'
   | 'untrusted_issuer'
   | 'invalid_signature'
   | 'expired'

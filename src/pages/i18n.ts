@@ -198,6 +198,7 @@ const en: Messages = {
     noAnswer: 'Your wallet has not answered yet. Share from your wallet, then try again.',
     failures: {
       malformed: () => 'Your wallet’s answer could not be read.',
+      wrong_credential: () => 'Your wallet shared a different kind of credential than the one asked for. Choose an ID or age credential in your wallet.',
       untrusted_issuer: () => 'This credential comes from an issuer this service does not accept.',
       invalid_signature: () => 'The credential’s signature is not valid.',
       expired: () => 'This credential has expired.',
@@ -340,6 +341,7 @@ const de: Messages = {
     noAnswer: 'Ihre Wallet hat noch nicht geantwortet. Teilen Sie aus Ihrer Wallet und versuchen Sie es erneut.',
     failures: {
       malformed: () => 'Die Antwort Ihrer Wallet konnte nicht gelesen werden.',
+      wrong_credential: () => 'Ihre Wallet hat eine andere Art von Nachweis geteilt als die angefragte. Wählen Sie in Ihrer Wallet einen Ausweis oder Altersnachweis.',
       untrusted_issuer: () => 'Dieser Nachweis stammt von einem Aussteller, den dieser Dienst nicht anerkennt.',
       invalid_signature: () => 'Die Signatur des Nachweises ist ungültig.',
       expired: () => 'Dieser Nachweis ist abgelaufen.',

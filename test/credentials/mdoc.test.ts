@@ -1,17 +1,12 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { createHash } from 'node:crypto'
 import { createRequire } from 'node:module'
-import { mdl } from '../../src/credentials/cbor-env.ts'
-import { issueDevMdoc, presentDevMdoc } from '../../src/credentials/dev-mdoc.ts'
-import {
-  AGE_DOC_TYPES,
-  dcApiSessionTranscript,
-  openId4VpSessionTranscript,
-  verifyMdocAgePresentation,
-  type AgeDocType,
-  type MdocPresentationCheck,
-} from '../../src/credentials/mdoc.ts'
-import { parseTrustList, type TrustList } from '../../src/credentials/trust-list.ts'
+import { mdl } from '../../src/credentials/iso-mdoc/cbor-env.ts'
+import { issueDevMdoc, presentDevMdoc } from '../../src/credentials/dev/mdoc.ts'
+import { verifyMdocAgePresentation, type MdocPresentationCheck } from '../../src/credentials/iso-mdoc/verify.ts'
+import { dcApiSessionTranscript, openId4VpSessionTranscript } from '../../src/credentials/openid4vp/session-transcript.ts'
+import { AGE_DOC_TYPES, type AgeDocType } from '../../src/credentials/queries.ts'
+import { parseTrustList, type TrustList } from '../../src/credentials/trust/trust-list.ts'
 import { createMdocPki, generateP256KeyPair, type KeyPair, type MdocPki } from './pki.ts'
 
 /**
@@ -65,7 +60,14 @@ async function present(options: IssueOptions & { threshold?: number; sessionTran
   return presentDevMdoc(issued, { holderPrivateKey: holder.privateKey, sessionTranscript: options.sessionTranscript ?? TRANSCRIPT, threshold: options.threshold ?? 18 })
 }
 
-const check = (overrides: Partial<MdocPresentationCheck> = {}): MdocPresentationCheck => ({ trustList, sessionTranscript: TRANSCRIPT, threshold: 18, now: NOW, ...overrides })
+const check = (overrides: Partial<MdocPresentationCheck> = {}): MdocPresentationCheck => ({
+  trustList,
+  sessionTranscript: TRANSCRIPT,
+  docType: 'eu.europa.ec.av.1',
+  threshold: 18,
+  now: NOW,
+  ...overrides,
+})
 
 /** The element identifiers a DeviceResponse discloses, issuer-signed. */
 function disclosed(response: Uint8Array): string[] {
@@ -86,7 +88,7 @@ describe('verifyMdocAgePresentation', () => {
   for (const docType of DOC_TYPES) {
     test(`${docType}: age_over_18, issued by a trusted IACA and signed over our transcript, proves 18`, async () => {
       const response = await present({ docType })
-      expect(await verifyMdocAgePresentation(response, check())).toEqual({ valid: true, ageOver: 18 })
+      expect(await verifyMdocAgePresentation(response, check({ docType }))).toEqual({ valid: true, ageOver: 18 })
       // The wallet disclosed the one statement asked for: not 16, not 21.
       expect(disclosed(response)).toEqual(['age_over_18'])
     })
@@ -101,7 +103,16 @@ describe('verifyMdocAgePresentation', () => {
   test('a false age_over_18 is under the threshold', async () => {
     const response = await present({ docType: 'org.iso.18013.5.1.mDL', ages: { '16': true, '18': false } })
     expect(disclosed(response)).toEqual(['age_over_18'])
-    expect(await verifyMdocAgePresentation(response, check())).toEqual({ valid: false, failure: 'under_threshold' })
+    expect(await verifyMdocAgePresentation(response, check({ docType: 'org.iso.18013.5.1.mDL' }))).toEqual({ valid: false, failure: 'under_threshold' })
+  })
+
+  test('a document of another doc type than the query answered asks for is refused, each way round', async () => {
+    // An mdoc answered under the mDL query carried either doc type before (issue 20, item 0).
+    const attestation = await present({ docType: 'eu.europa.ec.av.1' })
+    expect(await verifyMdocAgePresentation(attestation, check({ docType: 'org.iso.18013.5.1.mDL' }))).toEqual({ valid: false, failure: 'wrong_credential' })
+    const licence = await present({ docType: 'org.iso.18013.5.1.mDL' })
+    expect(await verifyMdocAgePresentation(licence, check({ docType: 'eu.europa.ec.av.1' }))).toEqual({ valid: false, failure: 'wrong_credential' })
+    expect(await verifyMdocAgePresentation(licence, check({ docType: 'org.iso.18013.5.1.mDL' }))).toEqual({ valid: true, ageOver: 18 })
   })
 
   test('a true age_over_16 does not prove 18', async () => {

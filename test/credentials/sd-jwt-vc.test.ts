@@ -4,8 +4,8 @@ import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import 'reflect-metadata'
 import * as x509 from '@peculiar/x509'
 import type { JWK } from 'jose'
-import { verifySdJwtAgePresentation, type PresentationCheck } from '../../src/credentials/sd-jwt-vc.ts'
-import { parseTrustList, type TrustList } from '../../src/credentials/trust-list.ts'
+import { verifySdJwtAgePresentation, type PresentationCheck } from '../../src/credentials/sd-jwt-vc/verify.ts'
+import { parseTrustList, type TrustList } from '../../src/credentials/trust/trust-list.ts'
 
 /**
  * SD-JWT VC age presentations, made here by a test issuer and a test holder with the same library a
@@ -40,6 +40,7 @@ async function present(options: {
   aud?: string
   kbIat?: number
   header?: Record<string, unknown>
+  vct?: string
 }) {
   const signWith = options.signWith ?? issuer
   const instance = new SDJwtVcInstance({
@@ -57,7 +58,7 @@ async function present(options: {
       iss: 'https://pid.example',
       iat: NOW - 86_400,
       exp: options.exp ?? NOW + 86_400 * 365,
-      vct: 'urn:eudi:pid:de:1',
+      vct: options.vct ?? 'urn:eudi:pid:de:1',
       cnf: { jwk: holder.publicKey },
       given_name: 'Erika',
       birthdate: '2001-08-12',
@@ -72,9 +73,24 @@ async function present(options: {
   })
 }
 
-const check = (overrides: Partial<PresentationCheck> = {}): PresentationCheck => ({ trustList: trust, nonce: NONCE, audience: AUDIENCE, threshold: 18, now: NOW, ...overrides })
+const check = (overrides: Partial<PresentationCheck> = {}): PresentationCheck => ({
+  trustList: trust,
+  nonce: NONCE,
+  audience: AUDIENCE,
+  threshold: 18,
+  now: NOW,
+  // The EUDI PID rulebook's type and the German PID's, as a query names them.
+  vctValues: ['urn:eudi:pid:1', 'urn:eudi:pid:de:1'],
+  ...overrides,
+})
 
 describe('verifySdJwtAgePresentation', () => {
+  test('a trusted issuer\'s credential of another type than the query asked for is refused (issue 20, item 0)', async () => {
+    const loyaltyCard = await present({ vct: 'urn:example:loyalty-card:1' })
+    expect(await verifySdJwtAgePresentation(loyaltyCard, check())).toEqual({ valid: false, failure: 'wrong_credential' })
+    expect(await verifySdJwtAgePresentation(loyaltyCard, check({ vctValues: ['urn:example:loyalty-card:1'] }))).toEqual({ valid: true, ageOver: 18 })
+  })
+
   test('a presentation of age_equal_or_over.18, bound to our nonce and audience, proves 18', async () => {
     const presentation = await present({})
     expect(await verifySdJwtAgePresentation(presentation, check())).toEqual({ valid: true, ageOver: 18 })

@@ -1,6 +1,7 @@
 import type { JWK } from 'jose'
-import { mdl } from './cbor-env.ts'
-import { AGE_DOC_TYPES, type AgeDocType, sessionTranscriptBytes } from './mdoc.ts'
+import { mdl } from '../iso-mdoc/cbor-env.ts'
+import { sessionTranscriptBytes } from '../iso-mdoc/verify.ts'
+import { AGE_DOC_TYPES, type AgeDocType } from '../queries.ts'
 
 const { DeviceResponse, Document, MDoc, parse } = mdl
 

@@ -1,7 +1,7 @@
 import type { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import { decodeProtectedHeader, type JWK } from 'jose'
-import type { PresentationFailure, PresentationResult } from './presentation.ts'
-import { findIssuerKey, type TrustList } from './trust-list.ts'
+import type { PresentationFailure, PresentationResult } from '../presentation.ts'
+import { findIssuerKey, type TrustList } from '../trust/trust-list.ts'
 
 export type { PresentationFailure, PresentationResult }
 
@@ -15,6 +15,8 @@ export type PresentationCheck = {
   threshold: number
   /** Seconds since the epoch. */
   now: number
+  /** The `vct` values the answered query asked for (DCQL `vct_values`); a credential of another type is refused. */
+  vctValues: readonly string[]
 }
 
 /** A key-binding JWT older than this is not an answer to this request (OpenID4VP: fresh per presentation). */
@@ -64,7 +66,10 @@ export async function verifySdJwtAgePresentation(presentation: string, check: Pr
   if (typeof kb.iat !== 'number' || kb.iat > check.now + CLOCK_SKEW_S || kb.iat < check.now - KEY_BINDING_MAX_AGE_S) {
     return { valid: false, failure: 'key_binding' }
   }
-  return readAgeClaim(verified.payload as Record<string, unknown>, check.threshold)
+  // Read only once the issuer's signature holds: the type is the issuer's word, not the holder's.
+  const payload = verified.payload as Record<string, unknown>
+  if (typeof payload.vct !== 'string' || !check.vctValues.includes(payload.vct)) return { valid: false, failure: 'wrong_credential' }
+  return readAgeClaim(payload, check.threshold)
 }
 
 /**

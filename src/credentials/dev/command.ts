@@ -1,8 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import type { DevCredentialFormat, DevIssuer } from './dev-issuer.ts'
-import type { DevWallet } from './dev-wallet.ts'
+import type { DevCredentialFormat, DevIssuer } from './issuer.ts'
+import type { DevWallet } from './wallet.ts'
 
 export const DEV_USAGE = `dev issuer init --dir DIR               a test issuer; DIR/trust-list.pem is its root
   dev issuer issue --dir DIR --age N --wallet FILE [--format sd-jwt|av|mdl]
@@ -45,7 +45,7 @@ export async function runDevCommand(argv: string[], io: Io, production: boolean)
   if (tool === 'issuer' && action === 'init' && typeof values.dir === 'string') {
     mkdirSync(values.dir, { recursive: true })
     // The test issuer and wallet (and their credential libraries) load only for these commands.
-    const { createDevIssuer } = await import('./dev-issuer.ts')
+    const { createDevIssuer } = await import('./issuer.ts')
     const issuer = await createDevIssuer(new Date())
     writeFileSync(join(values.dir, 'issuer.json'), JSON.stringify(issuer, null, 2), { mode: 0o600 })
     writeFileSync(join(values.dir, 'trust-list.pem'), issuer.rootCertificate)
@@ -57,7 +57,7 @@ export async function runDevCommand(argv: string[], io: Io, production: boolean)
     const format = (values.format ?? 'sd-jwt') as DevCredentialFormat
     if (!Number.isInteger(age) || age < 1 || age > 120 || !['sd-jwt', 'av', 'mdl'].includes(format)) return usage()
     const issuer = JSON.parse(readFileSync(join(values.dir, 'issuer.json'), 'utf8')) as DevIssuer
-    const [{ issueDevCredential }, { createDevWallet }] = await Promise.all([import('./dev-issuer.ts'), import('./dev-wallet.ts')])
+    const [{ issueDevCredential }, { createDevWallet }] = await Promise.all([import('./issuer.ts'), import('./wallet.ts')])
     const wallet: DevWallet = existsSync(values.wallet) ? JSON.parse(readFileSync(values.wallet, 'utf8')) : await createDevWallet()
     wallet.credentials.push(await issueDevCredential(issuer, { format, age, holderPublicKey: wallet.holder.publicKey, now: new Date() }))
     writeFileSync(values.wallet, JSON.stringify(wallet, null, 2), { mode: 0o600 })
@@ -66,7 +66,7 @@ export async function runDevCommand(argv: string[], io: Io, production: boolean)
   }
   if (tool === 'wallet' && action === 'present' && typeof values.wallet === 'string' && link) {
     const wallet = JSON.parse(readFileSync(values.wallet, 'utf8')) as DevWallet
-    const { presentToVerifier } = await import('./dev-wallet.ts')
+    const { presentToVerifier } = await import('./wallet.ts')
     const answer = await presentToVerifier(wallet, link, { decline: values.decline === true })
     io.out(`${answer.status} ${JSON.stringify(answer.body)}`)
     return answer.status === 200 ? 0 : 1

@@ -2,10 +2,10 @@ import { X509Certificate } from 'node:crypto'
 import { digest, ES256, generateSalt } from '@sd-jwt/crypto-nodejs'
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import { decodeProtectedHeader, importX509, jwtVerify, type JWK } from 'jose'
-import { x509HashClientId } from '../keys/verifier-key.ts'
-import type { DevCredential } from './dev-issuer.ts'
-import { presentDevMdoc } from './dev-mdoc.ts'
-import { dcApiSessionTranscript, openId4VpSessionTranscript } from './mdoc.ts'
+import { x509HashClientId } from '../../keys/verifier-key.ts'
+import type { DevCredential } from './issuer.ts'
+import { presentDevMdoc } from './mdoc.ts'
+import { dcApiSessionTranscript, openId4VpSessionTranscript } from '../openid4vp/session-transcript.ts'
 
 /**
  * A test wallet (`ofage dev wallet`): a holder key and the credentials issued to it. It answers an

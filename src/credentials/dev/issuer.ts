@@ -4,8 +4,8 @@ import * as x509 from '@peculiar/x509'
 import { digest, ES256, generateSalt } from '@sd-jwt/crypto-nodejs'
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import type { JWK } from 'jose'
-import { issueDevMdoc } from './dev-mdoc.ts'
-import { DEV_ISSUER_ORGANIZATION } from './trust-list.ts'
+import { issueDevMdoc } from './mdoc.ts'
+import { DEV_ISSUER_ORGANIZATION } from '../trust/trust-list.ts'
 
 /**
  * A test issuer (`ofage dev issuer`): a root certificate, a document signer it certified, and the

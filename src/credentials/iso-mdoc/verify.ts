@@ -1,27 +1,21 @@
-import { createHash } from 'node:crypto'
 import type { DeviceSignedDocument } from '@auth0/mdl'
-import { mdl } from './cbor-env.ts'
-import type { PresentationFailure, PresentationResult } from './presentation.ts'
-import { checkCertificateChain, type TrustList } from './trust-list.ts'
+import type { PresentationFailure, PresentationResult } from '../presentation.ts'
+import { AGE_DOC_TYPES, type AgeDocType } from '../queries.ts'
+import { checkCertificateChain, type TrustList } from '../trust/trust-list.ts'
+import { encodeCbor, mdl } from './cbor-env.ts'
 
 const { DataItem, parse, Verifier } = mdl
 
-/** The mdoc types that carry age statements, and the namespace each keeps them in. */
-export const AGE_DOC_TYPES = {
-  /** The EU age verification blueprint's Proof of Age attestation. */
-  'eu.europa.ec.av.1': 'eu.europa.ec.av.1',
-  /** ISO 18013-5 mobile driving licence. */
-  'org.iso.18013.5.1.mDL': 'org.iso.18013.5.1',
-} as const
-
-/** A doc type whose age statements we accept. */
-export type AgeDocType = keyof typeof AGE_DOC_TYPES
-
-/** What a presentation is checked against: our trust list, this request's transcript, the session's age. */
+/**
+ * What a presentation is checked against: our trust list, this request's transcript, the doc type of the
+ * query it answers, the session's age.
+ */
 export type MdocPresentationCheck = {
   trustList: TrustList
-  /** The CBOR-encoded SessionTranscript of this request, from the functions below. */
+  /** The CBOR-encoded SessionTranscript of this request (openid4vp/session-transcript.ts). */
   sessionTranscript: Uint8Array
+  /** The doc type the answered query asked for (`doctype_value`); a document of another type is refused. */
+  docType: AgeDocType
   /** The age the session asks for. */
   threshold: number
   /** Seconds since the epoch. */
@@ -61,6 +55,7 @@ export async function verifyMdocAgePresentation(deviceResponse: Uint8Array, chec
   const read = readDocument(deviceResponse)
   if (!read) return fail('malformed')
   const { document, x5chain } = read
+  if (document.docType !== check.docType) return fail('wrong_credential')
   // deviceMac needs an ECDH with a reader key we never send (OpenID4VP has none); only a signature binds.
   if (!document.deviceSigned.deviceAuth.deviceSignature) return fail('key_binding')
 
@@ -86,7 +81,7 @@ export async function verifyMdocAgePresentation(deviceResponse: Uint8Array, chec
   const { validFrom, validUntil } = document.issuerSigned.issuerAuth.decodedPayload.validityInfo ?? {}
   if (!isDate(validFrom) || !isDate(validUntil)) return fail('malformed')
   if (now < validFrom || now > validUntil) return fail('expired')
-  return readAgeStatements(document, AGE_DOC_TYPES[document.docType as AgeDocType], check.threshold)
+  return readAgeStatements(document, AGE_DOC_TYPES[check.docType], check.threshold)
 }
 
 /** The one device-signed document of an age doc type, with its issuer's certificates; else undefined. */
@@ -124,28 +119,6 @@ function readAgeStatements(document: DeviceSignedDocument, namespace: string, th
 }
 
 /**
- * The SessionTranscript of a request sent by redirect or QR code, OpenID4VP 1.0 Appendix B.2.6.1:
- * `[null, null, ["OpenID4VPHandover", sha256(cbor([clientId, nonce, jwkThumbprint, responseUri]))]]`.
- * `jwkThumbprint` is the RFC 7638 thumbprint (32 bytes) of our response encryption key, when the response is
- * encrypted (`direct_post.jwt`); null otherwise.
- */
-export function openId4VpSessionTranscript(request: { clientId: string; nonce: string; responseUri: string; jwkThumbprint?: Uint8Array }): Uint8Array {
-  const info = [request.clientId, request.nonce, request.jwkThumbprint ?? null, request.responseUri]
-  return encodeCbor([null, null, ['OpenID4VPHandover', sha256(encodeCbor(info))]])
-}
-
-/**
- * The SessionTranscript of a request through the Digital Credentials API, OpenID4VP 1.0 Appendix B.2.6.2:
- * `[null, null, ["OpenID4VPDCAPIHandover", sha256(cbor([origin, nonce, jwkThumbprint]))]]`. `origin` is the
- * page's origin as the browser asserts it, without an `origin:` prefix; `jwkThumbprint` as above, for
- * `dc_api.jwt`.
- */
-export function dcApiSessionTranscript(request: { origin: string; nonce: string; jwkThumbprint?: Uint8Array }): Uint8Array {
-  const info = [request.origin, request.nonce, request.jwkThumbprint ?? null]
-  return encodeCbor([null, null, ['OpenID4VPDCAPIHandover', sha256(encodeCbor(info))]])
-}
-
-/**
  * The SessionTranscript as @auth0/mdl takes it: wrapped as `#6.24(bstr)` (ISO 18013-5 SessionTranscriptBytes).
  * The library decodes it and encodes it again inside DeviceAuthentication, so a transcript is accepted only
  * if that yields the same bytes; otherwise the device would sign other bytes than ours. Our transcripts
@@ -157,13 +130,4 @@ export function sessionTranscriptBytes(transcript: Uint8Array): Uint8Array {
     throw new TypeError('a SessionTranscript must be CBOR in the encoding @auth0/mdl produces (shortest form, definite lengths)')
   }
   return encodeCbor(wrapped)
-}
-
-/** CBOR with the library's own encoder options, so our bytes are the ones it would make. */
-function encodeCbor(value: unknown): Uint8Array {
-  return DataItem.fromData(value).buffer
-}
-
-function sha256(bytes: Uint8Array): Uint8Array {
-  return new Uint8Array(createHash('sha256').update(bytes).digest())
 }

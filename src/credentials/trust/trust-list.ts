@@ -1,7 +1,7 @@
 import { X509Certificate } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import type { JWK, ProtectedHeaderParameters } from 'jose'
-import { ConfigError } from '../errors.ts'
+import { ConfigError } from '../../errors.ts'
 
 /**
  * The issuers whose age credentials this deployment accepts: root certificates (an issuer's credential

@@ -12,3 +12,8 @@
 process.env.CBOR_NATIVE_ACCELERATION_DISABLED ??= 'true'
 
 export const mdl: typeof import('@auth0/mdl') = require('@auth0/mdl')
+
+/** CBOR with the library's own encoder options, so our bytes are the ones it would make. */
+export function encodeCbor(value: unknown): Uint8Array {
+  return mdl.DataItem.fromData(value).buffer
+}
