@@ -277,6 +277,13 @@ describe('rotating the secret', () => {
     expect(await secretWorks(shop.id, shop.secret)).toBe(true)
   })
 
+  test('the form offers a day’s overlap by default; none (stops now) is still a choice', async () => {
+    const html = await settings(owner)
+    const select = /<select id="overlap"[\s\S]*?<\/select>/.exec(html)![0]
+    expect([...select.matchAll(/<option value="(\d+)" selected/g)].map((match) => match[1])).toEqual(['86400'])
+    expect(select).toContain('<option value="0">No time: it stops working now (a leaked secret)</option>')
+  })
+
   test('strangers’ failed sign-ins for the owner’s email, from many addresses and from the owner’s own, do not block rotation in a signed-in session (issue 19, found 2)', async () => {
     for (let i = 0; i < 2 * SIGN_IN_LIMIT; i++) {
       for (const variant of [' OWNER@SHOP.EXAMPLE', 'Owner@Shop.Example ']) await postSignIn(testBrowser(ctx), variant, `wrong guess ${i}`, { 'x-forwarded-for': `192.0.2.${i + 1}` })
