@@ -68,16 +68,21 @@
     const status = panel.querySelector('[data-passkey-status]')
     const buttons = panel.querySelectorAll('[data-passkey-start]')
     const targets = { register: panel.dataset.register, verify: panel.dataset.verify, delete: panel.dataset.remove }
+    // The dashboard asks for the password again before adding a passkey; the hosted page has no such field.
+    const password = panel.querySelector('[data-passkey-password]')
     const say = (message) => {
       status.textContent = message || ''
     }
     const setBusy = (busy) => buttons.forEach((button) => (button.disabled = busy))
 
     const run = async (purpose) => {
+      const withPassword = purpose === 'register' && password
+      if (withPassword && !password.reportValidity()) return
       setBusy(true)
       say(text.working)
       try {
-        const started = await post(panel.dataset.options, { csrf, purpose })
+        const started = await post(panel.dataset.options, withPassword ? { csrf, purpose, password: password.value } : { csrf, purpose })
+        if (withPassword) password.value = ''
         if (!started || !started.options) return say((started && started.message) || text.failed)
         let credential
         try {

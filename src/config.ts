@@ -60,8 +60,17 @@ export type RateLimitConfig = {
   sessions: Limit
   /** Method posts (checks) per address per ten minutes (RATE_LIMIT_CHECKS). */
   checks: Limit
-  /** Dashboard sign-in attempts per account (email) per fifteen minutes (RATE_LIMIT_SIGNIN_ACCOUNT). */
+  /**
+   * Dashboard sign-in attempts per account (email) and address per fifteen minutes (RATE_LIMIT_SIGNIN_ACCOUNT);
+   * also a signed-in session's password confirmations, per session and per user and address.
+   */
   signInAccount: Limit
+  /**
+   * Failed dashboard sign-ins per account from all addresses per fifteen minutes
+   * (RATE_LIMIT_SIGNIN_ACCOUNT_CEILING); past it each address gets one try a window: guessing from many
+   * addresses slows, and the right password from an address that has not failed still signs in.
+   */
+  signInAccountCeiling: Limit
   /** Dashboard sign-in attempts per address per fifteen minutes (RATE_LIMIT_SIGNIN_ADDRESS). */
   signInAddress: Limit
 }
@@ -135,6 +144,7 @@ export function loadConfig(env: Env = process.env): Config {
       // A person mistypes a password a few times; a guesser needs thousands of tries. An office behind one
       // address signs in a few dozen times a quarter hour at most.
       signInAccount: { max: readInt('RATE_LIMIT_SIGNIN_ACCOUNT', env.RATE_LIMIT_SIGNIN_ACCOUNT, { min: 1, max: 1_000_000, fallback: 10 }), windowMs: 15 * 60_000 },
+      signInAccountCeiling: { max: readInt('RATE_LIMIT_SIGNIN_ACCOUNT_CEILING', env.RATE_LIMIT_SIGNIN_ACCOUNT_CEILING, { min: 1, max: 1_000_000, fallback: 100 }), windowMs: 15 * 60_000 },
       signInAddress: { max: readInt('RATE_LIMIT_SIGNIN_ADDRESS', env.RATE_LIMIT_SIGNIN_ADDRESS, { min: 1, max: 1_000_000, fallback: 30 }), windowMs: 15 * 60_000 },
     },
     trustProxy: readFlag('TRUST_PROXY', env.TRUST_PROXY) ?? false,

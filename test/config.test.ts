@@ -42,6 +42,7 @@ describe('loadConfig (DESIGN.md "Configuration")', () => {
         sessions: { max: 120, windowMs: 60_000 },
         checks: { max: 300, windowMs: 600_000 },
         signInAccount: { max: 10, windowMs: 900_000 },
+        signInAccountCeiling: { max: 100, windowMs: 900_000 },
         signInAddress: { max: 30, windowMs: 900_000 },
       },
       trustProxy: false,

@@ -1,6 +1,8 @@
+import { formatInstant } from './audit-page.tsx'
 import { dashboardLanguages } from './i18n.ts'
-import { PasskeySignIn } from './passkey-panel.tsx'
-import { DashboardLayout, href, type View } from './layout.tsx'
+import { addedFrom, PasskeySignIn } from './passkey-panel.tsx'
+import type { DashboardPasskey } from './passkeys.ts'
+import { DashboardLayout, href, type Account, type View } from './layout.tsx'
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from './passwords.ts'
 
 export type SignInNotice = 'signed_out' | 'signed_out_everywhere' | 'password_set'
@@ -41,8 +43,42 @@ export function SignInPage({ view, csrf, email, failed, notice }: { view: View; 
   )
 }
 
-/** The set-password form of a one-time link; the token travels in the form, not in the post's URL. */
-export function SetPasswordPage({ view, csrf, token, email, problem }: { view: View; csrf: string; token: string; email: string; problem?: string | undefined }) {
+/**
+ * The offer to remove the account's passkeys with what the form does (a new password, signing out
+ * everywhere): each listed with when and where it was added, so its owner can tell whether one is not theirs.
+ * Nothing when there are none.
+ */
+function PasskeyRemovalChoice({ view, passkeys, checked }: { view: View; passkeys: DashboardPasskey[]; checked: boolean }) {
+  const t = dashboardLanguages[view.lang]
+  if (passkeys.length === 0) return <></>
+  return (
+    <fieldset class="stack">
+      <legend safe>{t.passkeysHeading}</legend>
+      <ul>
+        {passkeys.map((passkey) => (
+          <li safe>{`${formatInstant(passkey.createdAt)} UTC · ${addedFrom(passkey) ?? t.passkeyOriginUnknown}`}</li>
+        ))}
+      </ul>
+      <div class="check">
+        <input type="checkbox" id="remove_passkeys" name="remove_passkeys" value="1" checked={checked} aria-describedby="remove-passkeys-help" />
+        <label for="remove_passkeys" safe>
+          {t.removePasskeys(passkeys.length)}
+        </label>
+      </div>
+      <p id="remove-passkeys-help" class="small" safe>
+        {t.removePasskeysHelp}
+      </p>
+    </fieldset>
+  )
+}
+
+type SetPasswordProps = { view: View; csrf: string; token: string; email: string; passkeys: DashboardPasskey[]; removePasskeys: boolean; problem?: string | undefined }
+
+/**
+ * The set-password form of a one-time link; the token travels in the form, not in the post's URL. When the
+ * account has passkeys, it offers to remove them, ticked unless the user unticked it.
+ */
+export function SetPasswordPage({ view, csrf, token, email, passkeys, removePasskeys, problem }: SetPasswordProps) {
   const t = dashboardLanguages[view.lang]
   return (
     <DashboardLayout view={view} title={t.setPasswordTitle} switchPath={`/dashboard/set-password?${new URLSearchParams({ token })}`}>
@@ -78,6 +114,7 @@ export function SetPasswordPage({ view, csrf, token, email, problem }: { view: V
           {t.repeatPassword}
         </label>
         <input id="confirm" name="confirm" type="password" autocomplete="new-password" required maxlength={String(MAX_PASSWORD_LENGTH)} />
+        <PasskeyRemovalChoice view={view} passkeys={passkeys} checked={removePasskeys} />
         <button type="submit" safe>
           {t.savePassword}
         </button>
@@ -100,6 +137,24 @@ export function LinkInvalidPage({ view, switchPath }: { view: View; switchPath: 
           {t.signIn}
         </a>
       </p>
+    </DashboardLayout>
+  )
+}
+
+/** "Sign out everywhere", confirmed on a page of its own: it ends every session, and offers to remove the passkeys. */
+export function SignOutEverywherePage({ view, account, passkeys }: { view: View; account: Account; passkeys: DashboardPasskey[] }) {
+  const t = dashboardLanguages[view.lang]
+  return (
+    <DashboardLayout view={view} title={t.signOutEverywhere} account={account} switchPath="/dashboard/sign-out-everywhere">
+      <h1 safe>{t.signOutEverywhere}</h1>
+      <p safe>{t.signOutEverywhereIntro}</p>
+      <form method="post" action={href(view, '/dashboard/sign-out-everywhere')} class="stack narrow">
+        <input type="hidden" name="csrf" value={account.csrf} />
+        <PasskeyRemovalChoice view={view} passkeys={passkeys} checked />
+        <button type="submit" safe>
+          {t.signOutEverywhere}
+        </button>
+      </form>
     </DashboardLayout>
   )
 }

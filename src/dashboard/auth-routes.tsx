@@ -2,10 +2,11 @@ import { Elysia, t } from 'elysia'
 import type { AppDeps } from '../deps.ts'
 import { rejectDuplicateQuery } from '../lib/strict-request.ts'
 import { peerAddress } from '../ratelimit/peer.ts'
-import { LinkInvalidPage, SetPasswordPage, SignInPage } from './account-pages.tsx'
+import { LinkInvalidPage, SetPasswordPage, SignInPage, SignOutEverywherePage } from './account-pages.tsx'
 import { CsrfForm, LangQuery, readForm } from '../web/forms.ts'
 import type { DashboardContext } from './context.ts'
 import { dashboardLanguages } from './i18n.ts'
+import { deleteAllDashboardPasskeys, listDashboardPasskeys } from './passkeys.ts'
 import { checkNewPassword, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, warmDummyHash } from './passwords.ts'
 import { endAllDashboardSessions, endDashboardSession } from './sessions.ts'
 import { signIn } from './sign-in.ts'
@@ -23,22 +24,27 @@ const SignInForm = t.Object(
   { additionalProperties: t.String({ maxLength: 1024 }) },
 )
 const TokenQuery = t.Object({ token: t.String({ maxLength: 128 }), lang: t.Optional(t.String({ maxLength: 8 })) })
+/** A ticked box sends its value; an unticked one sends nothing. */
+const RemovePasskeysBox = t.Optional(t.String({ maxLength: 8 }))
 const SetPasswordForm = t.Object(
   {
     csrf: t.String({ maxLength: 128 }),
     token: t.String({ maxLength: 128 }),
     password: t.String({ maxLength: 4 * MAX_PASSWORD_LENGTH }),
     confirm: t.String({ maxLength: 4 * MAX_PASSWORD_LENGTH }),
+    remove_passkeys: RemovePasskeysBox,
   },
   { additionalProperties: t.String({ maxLength: 1024 }) },
 )
+const SignOutEverywhereForm = t.Object({ csrf: t.String({ maxLength: 128 }), remove_passkeys: RemovePasskeysBox }, { additionalProperties: t.String({ maxLength: 1024 }) })
 
 /**
  * Signing in and out, and setting a password through a one-time link. Every form carries a CSRF token and
  * is refused from another origin; a failed sign-in says only that the email or password is not right.
+ * Signing out everywhere and setting a password offer to remove the account's passkeys as well.
  */
 export function authRoutes(deps: AppDeps, context: DashboardContext) {
-  const { currentSession, startSession, clearSession, openPost, formToken, checkFormPost, viewOf, page, redirect } = context
+  const { currentSession, openPage, accountOf, startSession, clearSession, openPost, formToken, checkFormPost, viewOf, page, redirect } = context
   // The dummy hash that unknown emails are checked against is made now, not on the first such attempt.
   void warmDummyHash()
   return new Elysia({ name: 'dashboard-auth-routes' })
@@ -90,15 +96,28 @@ export function authRoutes(deps: AppDeps, context: DashboardContext) {
       },
       { ...form, body: CsrfForm, query: LangQuery, ...hidden },
     )
+    .get(
+      '/dashboard/sign-out-everywhere',
+      async ({ query, request, cookie, set }) => {
+        const { view, session } = await openPage(cookie, request, query.lang)
+        if (!session) return redirect(set, view, '/dashboard/sign-in')
+        page(set)
+        return <SignOutEverywherePage view={view} account={accountOf(session)} passkeys={await listDashboardPasskeys(deps.db, session.user.id)} />
+      },
+      { query: LangQuery, ...hidden },
+    )
     .post(
       '/dashboard/sign-out-everywhere',
       async ({ query, body, request, cookie, set }) => {
         const session = await openPost(cookie, request, body.csrf)
-        if (session) await endAllDashboardSessions(deps.db, session.user.id)
+        if (session) {
+          await endAllDashboardSessions(deps.db, session.user.id)
+          if (body.remove_passkeys === '1') await removeAllPasskeys(session.user.id)
+        }
         clearSession(cookie)
         return redirect(set, viewOf(request, query.lang), `/dashboard/sign-in?notice=${session ? 'signed_out_everywhere' : 'signed_out'}`)
       },
-      { ...form, body: CsrfForm, query: LangQuery, ...hidden },
+      { ...form, body: SignOutEverywhereForm, query: LangQuery, ...hidden },
     )
     .get(
       '/dashboard/set-password',
@@ -112,7 +131,8 @@ export function authRoutes(deps: AppDeps, context: DashboardContext) {
           return <LinkInvalidPage view={view} switchPath={switchPath} />
         }
         page(set)
-        return <SetPasswordPage view={view} csrf={formToken(cookie)} token={query.token} email={user.email} />
+        const passkeys = await listDashboardPasskeys(deps.db, user.id)
+        return <SetPasswordPage view={view} csrf={formToken(cookie)} token={query.token} email={user.email} passkeys={passkeys} removePasskeys />
       },
       { query: TokenQuery, ...hidden },
     )
@@ -131,16 +151,25 @@ export function authRoutes(deps: AppDeps, context: DashboardContext) {
         const problem = checkNewPassword(body.password)
         const refusal =
           problem === 'too_short' ? t.passwordTooShort(MIN_PASSWORD_LENGTH) : problem === 'too_long' ? t.passwordTooLong : body.password !== body.confirm ? t.passwordsDiffer : undefined
+        const removePasskeys = body.remove_passkeys === '1'
         if (refusal) {
           page(set, 400)
-          return <SetPasswordPage view={view} csrf={formToken(cookie)} token={body.token} email={user.email} problem={refusal} />
+          const passkeys = await listDashboardPasskeys(deps.db, user.id)
+          return <SetPasswordPage view={view} csrf={formToken(cookie)} token={body.token} email={user.email} passkeys={passkeys} removePasskeys={removePasskeys} problem={refusal} />
         }
-        if (!(await setPasswordWithToken(deps, body.token, body.password))) {
+        const updated = await setPasswordWithToken(deps, { token: body.token, password: body.password, removePasskeys })
+        if (!updated) {
           page(set, 400)
           return <LinkInvalidPage view={view} switchPath={switchPath} />
         }
+        if (removePasskeys) deps.log.info('dashboard_passkeys_removed', { user_id: updated.id, reason: 'password_set' })
         return redirect(set, view, '/dashboard/sign-in?notice=password_set')
       },
       { ...form, body: SetPasswordForm, query: LangQuery, ...hidden },
     )
+
+  async function removeAllPasskeys(userId: string): Promise<void> {
+    const removed = await deleteAllDashboardPasskeys(deps.db, userId)
+    if (removed > 0) deps.log.info('dashboard_passkeys_removed', { user_id: userId, reason: 'signed_out_everywhere', count: removed })
+  }
 }

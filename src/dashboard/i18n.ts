@@ -21,6 +21,10 @@ export type DashboardMessages = {
   signedOut: string
   signedOutEverywhere: string
   passwordSaved: string
+  signOutEverywhereIntro: string
+  /** The offer, on the set-password page and before signing out everywhere, to remove the account's passkeys too. */
+  removePasskeys: (count: number) => string
+  removePasskeysHelp: string
 
   setPasswordTitle: string
   setPasswordIntro: (email: string) => string
@@ -156,14 +160,17 @@ export type DashboardMessages = {
   noPasskeys: string
   passkeysCaption: string
   passkeyAddedOn: string
+  passkeyAddedFrom: string
+  passkeyOriginUnknown: string
   passkeyLastUsed: string
+  passkeyPassword: string
   passkeyNeverUsed: string
   addPasskey: string
   removePasskey: (created: string) => string
   signInWithPasskey: string
   orWithPassword: string
   passkeyScript: { working: string; cancelled: string; failed: string }
-  passkeyOutcomes: { signInFailed: string; challengeExpired: string; invalid: string; alreadySaved: string; tooMany: (max: number) => string }
+  passkeyOutcomes: { signInFailed: string; wrongPassword: string; challengeExpired: string; invalid: string; alreadySaved: string; tooMany: (max: number) => string }
 
   errorTitle: string
   errors: Partial<Record<ErrorCode, string>>
@@ -188,6 +195,9 @@ const en: DashboardMessages = {
   signedOut: 'You are signed out.',
   signedOutEverywhere: 'You are signed out on every device.',
   passwordSaved: 'Your password is saved. Sign in with it now.',
+  signOutEverywhereIntro: 'This ends every session of your account, on every device, this one included.',
+  removePasskeys: (count) => `Also remove the ${count} ${count === 1 ? 'passkey' : 'passkeys'} of this account`,
+  removePasskeysHelp: 'A passkey signs in without the password. Keep this ticked unless you recognise every passkey below as your own: you can add yours again afterwards.',
 
   setPasswordTitle: 'Choose your password',
   setPasswordIntro: (email) => `Choose the password for ${email}. Every device signed in to this account is signed out.`,
@@ -328,11 +338,14 @@ const en: DashboardMessages = {
   },
 
   passkeysHeading: 'Your passkeys',
-  passkeysIntro: 'Sign in with your phone’s or computer’s screen lock instead of your password. Each passkey is yours alone; your password keeps working.',
+  passkeysIntro: 'Sign in with your phone’s or computer’s screen lock instead of your password. Each passkey is yours alone; your password keeps working. Adding one asks for your password again.',
   noPasskeys: 'You have no passkey yet.',
   passkeysCaption: 'Your passkeys',
   passkeyAddedOn: 'Added (UTC)',
+  passkeyAddedFrom: 'Added from',
+  passkeyOriginUnknown: 'Not recorded',
   passkeyLastUsed: 'Last used (UTC)',
+  passkeyPassword: 'Your password, to add a passkey',
   passkeyNeverUsed: 'Never',
   addPasskey: 'Add a passkey',
   removePasskey: (created) => `Remove the passkey added ${created}`,
@@ -341,6 +354,7 @@ const en: DashboardMessages = {
   passkeyScript: { working: 'Waiting for your passkey…', cancelled: 'No passkey was used. You can try again.', failed: 'That did not work. Try again, or use your password.' },
   passkeyOutcomes: {
     signInFailed: 'This passkey does not sign in to the dashboard. Use another, or your email and password.',
+    wrongPassword: 'The password is not right. No passkey was added.',
     challengeExpired: 'This took too long or was already used. Try again.',
     invalid: 'Your device’s answer could not be checked. Try again.',
     alreadySaved: 'This passkey is added already.',
@@ -376,6 +390,9 @@ const de: DashboardMessages = {
   signedOut: 'Sie sind abgemeldet.',
   signedOutEverywhere: 'Sie sind auf allen Geräten abgemeldet.',
   passwordSaved: 'Ihr Passwort ist gespeichert. Melden Sie sich jetzt damit an.',
+  signOutEverywhereIntro: 'Damit enden alle Sitzungen Ihres Kontos auf allen Geräten, auch diese.',
+  removePasskeys: (count) => `Auch ${count === 1 ? 'den 1 Passkey' : `die ${count} Passkeys`} dieses Kontos entfernen`,
+  removePasskeysHelp: 'Mit einem Passkey meldet man sich ohne Passwort an. Lassen Sie das Häkchen gesetzt, außer Sie erkennen jeden Passkey unten als Ihren eigenen: Ihre können Sie danach wieder hinzufügen.',
 
   setPasswordTitle: 'Passwort festlegen',
   setPasswordIntro: (email) => `Legen Sie das Passwort für ${email} fest. Alle Geräte, die mit diesem Konto angemeldet sind, werden abgemeldet.`,
@@ -516,11 +533,14 @@ const de: DashboardMessages = {
   },
 
   passkeysHeading: 'Ihre Passkeys',
-  passkeysIntro: 'Melden Sie sich mit der Bildschirmsperre Ihres Telefons oder Computers statt mit dem Passwort an. Jeder Passkey gehört nur Ihnen; Ihr Passwort funktioniert weiter.',
+  passkeysIntro: 'Melden Sie sich mit der Bildschirmsperre Ihres Telefons oder Computers statt mit dem Passwort an. Jeder Passkey gehört nur Ihnen; Ihr Passwort funktioniert weiter. Zum Hinzufügen fragen wir noch einmal nach Ihrem Passwort.',
   noPasskeys: 'Sie haben noch keinen Passkey.',
   passkeysCaption: 'Ihre Passkeys',
   passkeyAddedOn: 'Hinzugefügt (UTC)',
+  passkeyAddedFrom: 'Hinzugefügt von',
+  passkeyOriginUnknown: 'Nicht erfasst',
   passkeyLastUsed: 'Zuletzt verwendet (UTC)',
+  passkeyPassword: 'Ihr Passwort, um einen Passkey hinzuzufügen',
   passkeyNeverUsed: 'Nie',
   addPasskey: 'Passkey hinzufügen',
   removePasskey: (created) => `Den am ${created} hinzugefügten Passkey entfernen`,
@@ -529,6 +549,7 @@ const de: DashboardMessages = {
   passkeyScript: { working: 'Warten auf Ihren Passkey …', cancelled: 'Es wurde kein Passkey verwendet. Sie können es erneut versuchen.', failed: 'Das hat nicht geklappt. Versuchen Sie es erneut oder verwenden Sie Ihr Passwort.' },
   passkeyOutcomes: {
     signInFailed: 'Mit diesem Passkey können Sie sich nicht beim Dashboard anmelden. Verwenden Sie einen anderen oder E-Mail-Adresse und Passwort.',
+    wrongPassword: 'Das Passwort stimmt nicht. Es wurde kein Passkey hinzugefügt.',
     challengeExpired: 'Das hat zu lange gedauert oder wurde schon verwendet. Versuchen Sie es erneut.',
     invalid: 'Die Antwort Ihres Geräts konnte nicht geprüft werden. Versuchen Sie es erneut.',
     alreadySaved: 'Dieser Passkey ist bereits hinzugefügt.',

@@ -61,21 +61,20 @@ export function DashboardLayout({ view, title, account, switchPath, children }: 
                     </a>
                   </li>
                 ))}
-                {(
-                  [
-                    ['/dashboard/sign-out', t.signOut],
-                    ['/dashboard/sign-out-everywhere', t.signOutEverywhere],
-                  ] as const
-                ).map(([path, text]) => (
-                  <li>
-                    <form method="post" action={href(view, path)}>
-                      <input type="hidden" name="csrf" value={account.csrf} />
-                      <button type="submit" class="link" safe>
-                        {text}
-                      </button>
-                    </form>
-                  </li>
-                ))}
+                <li>
+                  <form method="post" action={href(view, '/dashboard/sign-out')}>
+                    <input type="hidden" name="csrf" value={account.csrf} />
+                    <button type="submit" class="link" safe>
+                      {t.signOut}
+                    </button>
+                  </form>
+                </li>
+                {/* A page of its own first: it offers to remove the passkeys too. */}
+                <li>
+                  <a href={href(view, '/dashboard/sign-out-everywhere')} safe>
+                    {t.signOutEverywhere}
+                  </a>
+                </li>
               </ul>
             </nav>
           )}

@@ -35,7 +35,16 @@ export function PasskeySignIn({ view, csrf }: { view: View; csrf: string }) {
   )
 }
 
-/** The signed-in user's passkeys: the list with a remove form each (no script needed), and "Add a passkey". */
+/** Where a passkey was added, as kept: "Firefox, Linux · 203.0.113.0/24", or undefined when nothing was. */
+export function addedFrom(passkey: DashboardPasskey): string | undefined {
+  const parts = [passkey.addedDevice, passkey.addedNetwork].filter((part) => part !== null)
+  return parts.length ? parts.join(' · ') : undefined
+}
+
+/**
+ * The signed-in user's passkeys: the list (when and where each was added) with a remove form each (no
+ * script needed), and "Add a passkey", which asks for the password again.
+ */
 export function PasskeyList({ view, csrf, passkeys }: { view: View; csrf: string; passkeys: DashboardPasskey[] }) {
   const t = dashboardLanguages[view.lang]
   return (
@@ -53,6 +62,7 @@ export function PasskeyList({ view, csrf, passkeys }: { view: View; csrf: string
             <thead>
               <tr>
                 <th scope="col" safe>{t.passkeyAddedOn}</th>
+                <th scope="col" safe>{t.passkeyAddedFrom}</th>
                 <th scope="col" safe>{t.passkeyLastUsed}</th>
                 <td></td>
               </tr>
@@ -61,6 +71,7 @@ export function PasskeyList({ view, csrf, passkeys }: { view: View; csrf: string
               {passkeys.map((passkey) => (
                 <tr data-passkey-id={passkey.credentialId}>
                   <td safe>{formatInstant(passkey.createdAt)}</td>
+                  <td safe>{addedFrom(passkey) ?? t.passkeyOriginUnknown}</td>
                   <td safe>{passkey.lastUsedAt ? formatInstant(passkey.lastUsedAt) : t.passkeyNeverUsed}</td>
                   <td class="row-action">
                     <RemoveForm
@@ -78,7 +89,12 @@ export function PasskeyList({ view, csrf, passkeys }: { view: View; csrf: string
           </table>
         </div>
       )}
-      <div class="passkey settings-form" {...panelAttributes(view, csrf, { options: '/dashboard/passkeys/options', register: '/dashboard/passkeys' })}>
+      <div class="passkey stack settings-form" {...panelAttributes(view, csrf, { options: '/dashboard/passkeys/options', register: '/dashboard/passkeys' })}>
+        {/* Sent with the options request by the script; it is never part of a form post. */}
+        <label for="passkey-password" safe>
+          {t.passkeyPassword}
+        </label>
+        <input id="passkey-password" type="password" required autocomplete="current-password" maxlength="1024" data-passkey-password />
         <div class="actions">
           <button type="button" data-passkey-start="register" safe>
             {t.addPasskey}

@@ -15,11 +15,13 @@ import type { DashboardContext } from './context.ts'
 import { dashboardLanguages, type DashboardMessages } from './i18n.ts'
 import { href, type View } from './layout.tsx'
 import { createPasskeyRegistrationOptions, createPasskeySignInOptions, deleteDashboardPasskey, MAX_PASSKEYS_PER_USER, registerDashboardPasskey, verifyPasskeySignIn } from './passkeys.ts'
+import { describeAddedFrom } from './added-from.ts'
 import { createDashboardSession } from './sessions.ts'
-import { countSignInAttempt } from './sign-in.ts'
+import { confirmPassword, countSignInAttempt } from './sign-in.ts'
 
 const csrf = Type.String({ maxLength: 128 })
-const RegisterOptionsBody = Type.Object({ csrf, purpose: Type.Literal('register') }, { additionalProperties: false })
+// Adding a passkey asks for the password again, as rotating the secret does: a session alone adds no way in.
+const RegisterOptionsBody = Type.Object({ csrf, purpose: Type.Literal('register'), password: Type.String({ maxLength: 1024 }) }, { additionalProperties: false })
 const SignInOptionsBody = Type.Object({ csrf, purpose: Type.Literal('verify') }, { additionalProperties: false })
 const RegistrationBody = Type.Object({ csrf, response: RegistrationResponseModel }, { additionalProperties: false })
 const AssertionBody = Type.Object({ csrf, response: AuthenticationResponseModel }, { additionalProperties: false })
@@ -32,13 +34,15 @@ type Answer = { status?: number; body: Record<string, unknown> }
 
 /**
  * Passkey sign-in for dashboard users (src/dashboard/passkeys.ts does the WebAuthn work): a signed-in user
- * adds or removes passkeys on the settings page; anyone may ask the sign-in page for a ceremony and sign in
+ * adds (after typing the password again) or removes passkeys on the settings page; anyone may ask the sign-in page for a ceremony and sign in
  * with a saved passkey. The JSON routes answer JSON, errors included, in the shape the page's passkey
  * script reads (`options`; `outcome` and `redirect`; `message`).
  */
 export function passkeyRoutes(deps: AppDeps, context: DashboardContext) {
   const { openPost, checkFormPost, formCookieValue, startSession, viewOf, redirect } = context
   const rp = relyingPartyFor(deps.config.appUrl)
+  const signInDeps = { db: deps.db, clock: deps.clock, limits: deps.config.limits }
+  const addressOf = (request: Request) => peerAddress(request, deps.config.trustProxy)
 
   async function readJson<T extends TSchema>(request: Request, model: T): Promise<Static<T>> {
     const body = await readStrictBody(request, ['json'])
@@ -73,7 +77,7 @@ export function passkeyRoutes(deps: AppDeps, context: DashboardContext) {
   /** A sign-in ceremony's post: this browser's pre-session cookie and its token; counted per address. */
   async function preSession(context: Context, body: { csrf: string }): Promise<string> {
     checkFormPost(context.cookie, context.request, body.csrf)
-    await countSignInAttempt({ db: deps.db, clock: deps.clock, limits: deps.config.limits }, { address: peerAddress(context.request, deps.config.trustProxy) })
+    await countSignInAttempt(signInDeps, { address: addressOf(context.request) })
     return formCookieValue(context.cookie)!
   }
 
@@ -82,8 +86,12 @@ export function passkeyRoutes(deps: AppDeps, context: DashboardContext) {
     .post(
       '/dashboard/passkeys/options',
       (context) =>
-        answerJson(context, async () => {
-          const session = await signedIn(context, await readJson(context.request, RegisterOptionsBody))
+        answerJson(context, async (_view, t) => {
+          const body = await readJson(context.request, RegisterOptionsBody)
+          const session = await signedIn(context, body)
+          const confirmation = { userId: session.user.id, sessionTokenHash: session.tokenHash, password: body.password, address: addressOf(context.request) }
+          if (!(await confirmPassword(signInDeps, confirmation))) return refused(400, t.passkeyOutcomes.wrongPassword)
+          // The challenge made now is the only one this session's answer can use: the password opened it.
           const options = await createPasskeyRegistrationOptions(deps, { rp, user: session.user, sessionTokenHash: session.tokenHash })
           return { body: { options } }
         }),
@@ -95,7 +103,8 @@ export function passkeyRoutes(deps: AppDeps, context: DashboardContext) {
         answerJson(context, async (view, t) => {
           const body = await readJson(context.request, RegistrationBody)
           const session = await signedIn(context, body)
-          const outcome = await registerDashboardPasskey(deps, { rp, userId: session.user.id, sessionTokenHash: session.tokenHash, response: body.response })
+          const addedFrom = describeAddedFrom(context.request.headers.get('user-agent'), addressOf(context.request))
+          const outcome = await registerDashboardPasskey(deps, { rp, userId: session.user.id, sessionTokenHash: session.tokenHash, response: body.response, addedFrom })
           if (outcome === 'saved') {
             deps.log.info('dashboard_passkey_added', { user_id: session.user.id })
             return { body: { outcome: 'approved', redirect: href(view, '/dashboard/settings?notice=passkey_added') } }

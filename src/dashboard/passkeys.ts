@@ -7,6 +7,7 @@ import { sha256Hex } from '../lib/crypto.ts'
 import { answeredChallenge, type AuthenticationResponse, type RegistrationResponse } from '../passkeys/model.ts'
 import { PASSKEY_ALGORITHMS, PASSKEY_CHALLENGE_LIFETIME_MS, type RelyingParty } from '../passkeys/relying-party.ts'
 import { storedCounter, verifyAssertion, verifyNewCredential } from '../passkeys/webauthn.ts'
+import type { AddedFrom } from './added-from.ts'
 
 type PasskeyDeps = { db: Database; clock: Clock }
 
@@ -57,7 +58,17 @@ export async function deleteDashboardPasskey(db: Database, userId: string, crede
 }
 
 /**
- * Options for `navigator.credentials.create()` for a signed-in user: discoverable (so signing in needs no
+ * Removes every passkey of a user: a password reset does, and a set-password link or "sign out everywhere"
+ * does when the user ticks it, so a passkey planted from a stolen session does not outlive the recovery.
+ */
+export async function deleteAllDashboardPasskeys(db: Database, userId: string): Promise<number> {
+  const deleted = await db.delete(dashboardPasskeys).where(eq(dashboardPasskeys.userId, userId)).returning({ credentialId: dashboardPasskeys.credentialId })
+  return deleted.length
+}
+
+/**
+ * Options for `navigator.credentials.create()` for a signed-in user who has just typed their password again
+ * (the caller checks it: a session alone must not add a way in): discoverable (so signing in needs no
  * email), user verification required, no attestation, and the user's passkeys excluded so one
  * authenticator is not added twice. The user handle is the user's id, never their email.
  */
@@ -86,10 +97,14 @@ export async function createPasskeyRegistrationOptions(
 
 export type RegistrationOutcome = 'saved' | 'challenge_expired' | 'invalid_response' | 'already_saved' | 'too_many'
 
-/** Checks a new passkey against the session's challenge and saves its public key for the user. */
+/**
+ * Checks a new passkey against the session's challenge and saves its public key for the user, with where it
+ * was added from. The challenge exists only if the password was confirmed when it was made, two minutes at
+ * most before.
+ */
 export async function registerDashboardPasskey(
   deps: PasskeyDeps,
-  input: { rp: RelyingParty; userId: string; sessionTokenHash: string; response: RegistrationResponse },
+  input: { rp: RelyingParty; userId: string; sessionTokenHash: string; response: RegistrationResponse; addedFrom: AddedFrom },
 ): Promise<RegistrationOutcome> {
   const challenge = answeredChallenge(input.response.response.clientDataJSON)
   if (!challenge) return 'invalid_response'
@@ -105,6 +120,8 @@ export async function registerDashboardPasskey(
       publicKey: credential.publicKey,
       signCount: storedCounter(credential.counter),
       createdAt: deps.clock.now(),
+      addedDevice: input.addedFrom.device,
+      addedNetwork: input.addedFrom.network,
     })
     .onConflictDoNothing()
     .returning({ credentialId: dashboardPasskeys.credentialId })

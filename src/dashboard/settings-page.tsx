@@ -7,8 +7,13 @@ import { DashboardLayout, href, RemoveForm, type Account, type View } from './la
 import { PasskeyList } from './passkey-panel.tsx'
 import type { DashboardPasskey } from './passkeys.ts'
 
-/** The overlaps a user may choose when rotating the secret, in seconds; the first is the default. */
+/** The overlaps a user may choose when rotating the secret, in seconds. */
 export const SECRET_OVERLAPS = ['0', '3600', '86400', '604800', '2592000'] as const
+/**
+ * Preselected: a day, enough to deploy the new secret. None (a leaked secret) stays a choice, never the
+ * default: picked for a routine rotation it fails every exchange until the site has the new secret.
+ */
+export const DEFAULT_SECRET_OVERLAP: (typeof SECRET_OVERLAPS)[number] = '86400'
 
 export type SettingsNotice = 'redirect_uri_added' | 'redirect_uri_removed' | 'site_saved' | 'passkey_added' | 'passkey_removed'
 export type SettingsSection = 'redirect' | 'site' | 'secret'
@@ -206,7 +211,7 @@ export function SettingsPage({ view, account, client, publicUrl, now, notice, pr
           </label>
           <select id="overlap" name="overlap" aria-describedby="overlap-help">
             {SECRET_OVERLAPS.map((seconds) => (
-              <option value={seconds} selected={typed('secret', 'overlap', '0') === seconds} safe>
+              <option value={seconds} selected={typed('secret', 'overlap', DEFAULT_SECRET_OVERLAP) === seconds} safe>
                 {t.overlapOptions[seconds]}
               </option>
             ))}

@@ -121,7 +121,7 @@ export function settingsRoutes(deps: AppDeps, context: DashboardContext) {
         if (!overlap) return render(set, view, session, { problem: { section: 'secret', message: problems.overlap } })
         const signInDeps = { db: deps.db, clock: deps.clock, limits: deps.config.limits }
         const address = peerAddress(request, deps.config.trustProxy)
-        if (!(await confirmPassword(signInDeps, { email: session.user.email, password: body.password, address }))) {
+        if (!(await confirmPassword(signInDeps, { userId: session.user.id, sessionTokenHash: session.tokenHash, password: body.password, address }))) {
           return render(set, view, session, { problem: { section: 'secret', message: problems.password, values: { overlap } } })
         }
         const rotated = await rotateClientSecret(deps, session.client.id, { overlapSeconds: Number(overlap) })

@@ -6,10 +6,10 @@ import {
   createDashboardUser,
   describeDashboardUser,
   findDashboardUser,
-  issuePasswordLink,
   listDashboardUsers,
   passwordLinkUrl,
   removeDashboardUser,
+  resetDashboardPassword,
   type DashboardUser,
   type PasswordLink,
 } from './users.ts'
@@ -19,7 +19,8 @@ export const USERS_SUBCOMMANDS = ['create', 'list', 'remove', 'reset-password'] 
 export const USERS_USAGE = `users create --client ID --email EMAIL  a dashboard user of that client; prints
 ${' '.repeat(42)}a one-time set-password link (24 hours)
   users list [--client ID] | remove ID|EMAIL
-  users reset-password ID|EMAIL           a new set-password link for an existing user`
+  users reset-password ID|EMAIL           a new set-password link for an existing user; removes
+${' '.repeat(42)}the account's passkeys at once`
 
 type UserFlags = { client?: string | undefined; email?: string | undefined }
 
@@ -52,17 +53,17 @@ export async function usersCommand(services: Services, sub: string | undefined, 
     case 'reset-password': {
       if (!target) throw new UsageError('usage: users reset-password USER_ID|EMAIL')
       const user = await findDashboardUser(deps.db, target)
-      const link = user && (await issuePasswordLink(deps, user.id))
-      if (!user || !link) throw new OAuthError('invalid_request', `no dashboard user ${target}`)
-      return withLink(deps.config.appUrl, user, link)
+      const reset = user && (await resetDashboardPassword(deps, user.id))
+      if (!user || !reset) throw new OAuthError('invalid_request', `no dashboard user ${target}`)
+      return withLink(deps.config.appUrl, user, reset.link, { passkeys_removed: reset.passkeysRemoved })
     }
     default:
       throw new UsageError(`unknown users command "${sub ?? ''}"`)
   }
 }
 
-function withLink(appUrl: string, user: DashboardUser, link: PasswordLink): Output {
-  const json = { ...describeDashboardUser(user), set_password_url: passwordLinkUrl(appUrl, link.token), set_password_expires_at: link.expiresAt.toISOString() }
+function withLink(appUrl: string, user: DashboardUser, link: PasswordLink, extra: Record<string, unknown> = {}): Output {
+  const json = { ...describeDashboardUser(user), ...extra, set_password_url: passwordLinkUrl(appUrl, link.token), set_password_expires_at: link.expiresAt.toISOString() }
   return {
     json,
     text: `${formatFields(json)}\n\nSend the link to the user: it sets their password, works once and expires at ${json.set_password_expires_at}. It is shown this once.`,

@@ -1,6 +1,6 @@
 import { and, asc, eq, gt, sql } from 'drizzle-orm'
 import type { Database } from '../db/client.ts'
-import { clients, dashboardSessions, dashboardUsers } from '../db/schema.ts'
+import { clients, dashboardPasskeys, dashboardSessions, dashboardUsers } from '../db/schema.ts'
 import { OAuthError } from '../errors.ts'
 import type { Clock } from '../lib/clock.ts'
 import { randomToken, sha256Hex } from '../lib/crypto.ts'
@@ -75,6 +75,26 @@ export async function issuePasswordLink(deps: UserDeps, userId: string): Promise
   return updated.length === 1 ? link : undefined
 }
 
+/**
+ * An operator's password reset (`ofage users reset-password`): a new set-password link, and the account's
+ * passkeys removed at once, in one transaction. A reset is how an account is taken back, and a passkey
+ * signs in without the password: one planted from a stolen session must not outlive it (issue 19). The
+ * old password works until the link is used, which then ends every session.
+ */
+export async function resetDashboardPassword(deps: UserDeps, userId: string): Promise<{ link: PasswordLink; passkeysRemoved: number } | undefined> {
+  const link = newLink(deps.clock)
+  return deps.db.transaction(async (tx) => {
+    const updated = await tx
+      .update(dashboardUsers)
+      .set({ passwordTokenHash: sha256Hex(link.token), passwordTokenExpiresAt: link.expiresAt })
+      .where(eq(dashboardUsers.id, userId))
+      .returning({ id: dashboardUsers.id })
+    if (updated.length !== 1) return undefined
+    const removed = await tx.delete(dashboardPasskeys).where(eq(dashboardPasskeys.userId, userId)).returning({ credentialId: dashboardPasskeys.credentialId })
+    return { link, passkeysRemoved: removed.length }
+  })
+}
+
 function newLink(clock: Clock): PasswordLink {
   return { token: randomToken(32), expiresAt: new Date(clock.now().getTime() + PASSWORD_LINK_LIFETIME_MS) }
 }
@@ -122,9 +142,11 @@ export async function findUserByPasswordToken(deps: UserDeps, token: string): Pr
 
 /**
  * Sets the password of the link's user and spends the link, once: of two posts racing with one token, one
- * wins. A new password ends every session the user had, wherever it was signed in.
+ * wins. A new password ends every session the user had, wherever it was signed in, and with
+ * `removePasskeys` (the page's box, ticked unless the user unticks it) every passkey too.
  */
-export async function setPasswordWithToken(deps: UserDeps, token: string, password: string): Promise<DashboardUser | undefined> {
+export async function setPasswordWithToken(deps: UserDeps, input: { token: string; password: string; removePasskeys?: boolean }): Promise<DashboardUser | undefined> {
+  const { token, password } = input
   if (!(await findUserByPasswordToken(deps, token))) return undefined
   const passwordHash = await hashPassword(password)
   return deps.db.transaction(async (tx) => {
@@ -134,6 +156,7 @@ export async function setPasswordWithToken(deps: UserDeps, token: string, passwo
       .where(and(eq(dashboardUsers.passwordTokenHash, sha256Hex(token)), gt(dashboardUsers.passwordTokenExpiresAt, deps.clock.now())))
       .returning()
     if (user) await tx.delete(dashboardSessions).where(eq(dashboardSessions.userId, user.id))
+    if (user && input.removePasskeys) await tx.delete(dashboardPasskeys).where(eq(dashboardPasskeys.userId, user.id))
     return user
   })
 }

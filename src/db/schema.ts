@@ -377,7 +377,9 @@ export const dashboardSessions = pgTable(
 
 /**
  * Passkeys a dashboard user signs in with instead of a password: the credential's public key and counter,
- * nothing else from the authenticator. They go with their user.
+ * nothing else from the authenticator. They go with their user. Where each was added is kept coarsely, for
+ * its owner to recognise (or not) on the settings page: a browser and system name, and the network (IPv4
+ * /24, IPv6 /48), never the user agent or the address itself.
  */
 export const dashboardPasskeys = pgTable(
   'dashboard_passkeys',
@@ -391,6 +393,10 @@ export const dashboardPasskeys = pgTable(
     signCount: integer('sign_count').notNull(),
     createdAt: instant('created_at').notNull(),
     lastUsedAt: instant('last_used_at'),
+    /** "Firefox, Linux": names from a fixed list, null when the user agent named none of them (or before 0013). */
+    addedDevice: text('added_device'),
+    /** "203.0.113.0/24", "2001:db8:85a3::/48": null for a request with no address (or before 0013). */
+    addedNetwork: text('added_network'),
   },
   (t) => [index('dashboard_passkeys_user').on(t.userId)],
 )

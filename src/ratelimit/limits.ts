@@ -62,6 +62,17 @@ export function refuseAtLimit(hits: number | string | null, limit: Limit, now: D
   if (Number(hits ?? 0) >= limit.max) throw new RateLimitedError(windowOf(limit, now).retryAfterSeconds)
 }
 
+/** How many hits a key has taken in the current window (0 in a new one). */
+export async function readHits(deps: LimitDeps, key: string, limit: Limit): Promise<number> {
+  const [row] = await deps.db.select({ hits: windowHits([key], limit, deps.clock.now()) }).from(sql`(select 1) as one`)
+  return Number(row?.hits ?? 0)
+}
+
+/** Forgets a key's hits: what a success does to the count of tries that led to it. */
+export async function clearHits(deps: LimitDeps, key: string): Promise<void> {
+  await deps.db.delete(rateLimits).where(eq(rateLimits.key, key))
+}
+
 /** Counts a hit without refusing: a failure that has already been answered. */
 export async function recordHit(deps: LimitDeps, key: string, limit: Limit): Promise<void> {
   await takeHit(deps, key, { ...limit, max: Number.MAX_SAFE_INTEGER })

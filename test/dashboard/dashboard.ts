@@ -7,7 +7,7 @@ export const PASSWORD = 'correct horse battery staple'
 /** A dashboard user of `clientId` whose password is set. */
 export async function createUser(ctx: TestContext, clientId: string, email: string, password = PASSWORD) {
   const { user, link } = await createDashboardUser(ctx.deps, { clientId, email })
-  if (!(await setPasswordWithToken(ctx.deps, link.token, password))) throw new Error('the new link did not set the password')
+  if (!(await setPasswordWithToken(ctx.deps, { token: link.token, password }))) throw new Error('the new link did not set the password')
   return user
 }
 

@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
+import { runCommand } from '../../src/commands.ts'
 import { dashboardPasskeys } from '../../src/db/schema.ts'
 import { listDashboardPasskeys } from '../../src/dashboard/passkeys.ts'
-import { findUserByEmail, removeDashboardUser } from '../../src/dashboard/users.ts'
+import { createDashboardUser, findUserByEmail, issuePasswordLink, removeDashboardUser } from '../../src/dashboard/users.ts'
 import { createTestContext, PUBLIC_URL, type TestContext } from '../helpers.ts'
 import { softwareAuthenticator } from '../passkeys/authenticator.ts'
 import { readPage, testBrowser } from '../verification/browser.ts'
-import { createUser, sessionCsrf, signedIn, type DashboardBrowser } from './dashboard.ts'
+import { createUser, PASSWORD, sessionCsrf, signedIn, type DashboardBrowser } from './dashboard.ts'
 
 /**
  * Passkey sign-in for dashboard users (issue 13, item 1's "welcome where it is cheap"): added while signed
@@ -19,22 +20,37 @@ let shop: Awaited<ReturnType<TestContext['createClient']>>
 const origin = PUBLIC_URL
 
 beforeAll(async () => {
-  ctx = await createTestContext({ env: { RATE_LIMIT_SIGNIN_ADDRESS: '1000' } })
+  ctx = await createTestContext({ env: { RATE_LIMIT_SIGNIN_ADDRESS: '1000', TRUST_PROXY: '1' } })
   shop = await ctx.createClient({ name: 'Shop' })
   await createUser(ctx, shop.id, 'owner@shop.example')
   await createUser(ctx, shop.id, 'colleague@shop.example')
 }, 60_000)
 afterAll(() => ctx.close())
 
-const json = (body: unknown) => ({ method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(body) })
+const json = (body: unknown, headers: Record<string, string> = {}) => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },
+  body: JSON.stringify(body),
+})
 
-/** Adds a passkey to the signed-in user as the settings page's script does; returns the answer's JSON and status. */
-async function addPasskey(browser: DashboardBrowser, authenticator = softwareAuthenticator()) {
+/**
+ * Adds a passkey to the signed-in user as the settings page's script does: the options with the password
+ * typed again, the authenticator's answer. Returns the answer's JSON and status (the options' when refused).
+ */
+async function addPasskey(browser: DashboardBrowser, authenticator = softwareAuthenticator(), { password = PASSWORD, headers = {} }: { password?: string; headers?: Record<string, string> } = {}) {
   const csrf = await sessionCsrf(browser)
-  const started = (await (await browser.request('/dashboard/passkeys/options', json({ csrf, purpose: 'register' }))).json()) as { options: never }
+  const startedAnswer = await browser.request('/dashboard/passkeys/options', json({ csrf, purpose: 'register', password }, headers))
+  const started = (await startedAnswer.json()) as { options?: never } & Record<string, string>
+  if (!started.options) return { status: startedAnswer.status, body: started, authenticator }
   const { response } = authenticator.register(started.options, { origin })
-  const answer = await browser.request('/dashboard/passkeys', json({ csrf, response }))
+  const answer = await browser.request('/dashboard/passkeys', json({ csrf, response }, headers))
   return { status: answer.status, body: (await answer.json()) as Record<string, string>, authenticator }
+}
+
+async function cli(...argv: string[]) {
+  const out: string[] = []
+  const status = await runCommand({ deps: ctx.deps, close: async () => {} }, argv, { out: (text) => out.push(text), err: (text) => out.push(text) })
+  return { status, out: out.join('\n') }
 }
 
 /** On the sign-in page, as its script does: the options, then the authenticator's answer. */
@@ -61,19 +77,19 @@ describe('adding a passkey', () => {
 
   test('signed out, or with another session’s token, no ceremony starts', async () => {
     const stranger = testBrowser(ctx)
-    const refused = await stranger.request('/dashboard/passkeys/options', json({ csrf: 'x', purpose: 'register' }))
+    const refused = await stranger.request('/dashboard/passkeys/options', json({ csrf: 'x', purpose: 'register', password: PASSWORD }))
     expect(refused.status).toBe(403)
     expect(((await refused.json()) as { message: string }).message).toContain('reload the page')
     const owner = await signedIn(ctx, 'owner@shop.example')
     const colleague = await signedIn(ctx, 'colleague@shop.example')
-    expect((await owner.request('/dashboard/passkeys/options', json({ csrf: await sessionCsrf(colleague), purpose: 'register' }))).status).toBe(403)
+    expect((await owner.request('/dashboard/passkeys/options', json({ csrf: await sessionCsrf(colleague), purpose: 'register', password: PASSWORD }))).status).toBe(403)
   })
 
   test('an answer to another session’s challenge saves nothing, and an answer works once', async () => {
     const owner = await signedIn(ctx, 'owner@shop.example')
     const other = await signedIn(ctx, 'owner@shop.example')
     const csrf = await sessionCsrf(owner)
-    const started = (await (await owner.request('/dashboard/passkeys/options', json({ csrf, purpose: 'register' }))).json()) as { options: never }
+    const started = (await (await owner.request('/dashboard/passkeys/options', json({ csrf, purpose: 'register', password: PASSWORD }))).json()) as { options: never }
     const { response } = softwareAuthenticator().register(started.options, { origin })
     const before = (await listDashboardPasskeys(ctx.deps.db, (await ownerId()))).length
     // The same user, another session: the challenge was this session's.
@@ -174,6 +190,111 @@ describe('signing in with a passkey', () => {
     } finally {
       await limited.close()
     }
+  })
+})
+
+describe('a stolen session plants no passkey (issue 19, found 1)', () => {
+  test('the session and its CSRF token alone start no ceremony: the password is asked again, a wrong one saves nothing', async () => {
+    const owner = await signedIn(ctx, 'owner@shop.example')
+    const before = (await listDashboardPasskeys(ctx.deps.db, await ownerId())).length
+    const csrf = await sessionCsrf(owner)
+    // What the thief holds: the cookie and a page's CSRF token, not the password.
+    const bare = await owner.request('/dashboard/passkeys/options', json({ csrf, purpose: 'register' }))
+    expect(bare.status).toBe(400)
+    expect(((await bare.json()) as { options?: unknown }).options).toBeUndefined()
+    const wrong = await addPasskey(owner, softwareAuthenticator(), { password: 'a guess at the password' })
+    expect([wrong.status, wrong.body.outcome, wrong.body.message]).toEqual([400, 'refused', 'The password is not right. No passkey was added.'])
+    // Nor may an answer be posted without a ceremony the password opened.
+    const unasked = softwareAuthenticator().register({ challenge: 'bm90LWlzc3VlZA', rp: { id: new URL(origin).hostname, name: 'x' }, user: { id: 'dXNlcg', name: 'u', displayName: 'u' }, pubKeyCredParams: [] } as never, { origin })
+    expect((await owner.request('/dashboard/passkeys', json({ csrf, response: unasked.response }))).status).toBe(400)
+    expect((await listDashboardPasskeys(ctx.deps.db, await ownerId())).length).toBe(before)
+    // The right password opens the ceremony, as before.
+    expect((await addPasskey(owner)).body.outcome).toBe('approved')
+  })
+
+  test('password guesses while adding a passkey are limited per session: past the limit even the right one is refused', async () => {
+    await createUser(ctx, shop.id, 'guessed@shop.example')
+    const thief = await signedIn(ctx, 'guessed@shop.example')
+    const statuses: number[] = []
+    for (let i = 0; i < 11; i++) statuses.push((await addPasskey(thief, softwareAuthenticator(), { password: `guess number ${i}` })).status)
+    expect(statuses).toEqual([...Array(10).fill(400), 429])
+    expect((await addPasskey(thief)).status).toBe(429)
+    const user = (await findUserByEmail(ctx.deps.db, 'guessed@shop.example'))!
+    expect(await listDashboardPasskeys(ctx.deps.db, user.id)).toHaveLength(0)
+  })
+
+  test('a planted passkey does not survive `users reset-password`: it signs no one in afterwards', async () => {
+    await createUser(ctx, shop.id, 'victim@shop.example')
+    const victim = await signedIn(ctx, 'victim@shop.example')
+    const { authenticator } = await addPasskey(victim)
+    const reset = await cli('users', 'reset-password', 'victim@shop.example')
+    expect(reset.status).toBe(0)
+    expect(reset.out).toContain('passkeys_removed: 1')
+    expect(await listDashboardPasskeys(ctx.deps.db, (await findUserByEmail(ctx.deps.db, 'victim@shop.example'))!.id)).toHaveLength(0)
+    expect((await signInWithPasskey(testBrowser(ctx), authenticator)).status).toBe(400)
+  })
+
+  test('the set-password link offers to remove the passkeys, ticked by default; left unticked it keeps them', async () => {
+    for (const [email, remove] of [
+      ['linked@shop.example', true],
+      ['kept@shop.example', false],
+    ] as const) {
+      await createUser(ctx, shop.id, email)
+      const { authenticator } = await addPasskey(await signedIn(ctx, email))
+      const user = (await findUserByEmail(ctx.deps.db, email))!
+      const link = (await issuePasswordLink(ctx.deps, user.id))!
+      const browser = testBrowser(ctx)
+      const form = await readPage(await browser.request(`/dashboard/set-password?token=${link.token}`))
+      expect(form.html).toMatch(/<input type="checkbox" id="remove_passkeys" name="remove_passkeys" value="1" checked/)
+      expect(form.html).toContain('Also remove the 1 passkey of this account')
+      // A browser leaves an unticked box out of the form.
+      const fields = { csrf: form.csrf!, token: link.token, password: 'a new and long passphrase', confirm: 'a new and long passphrase', ...(remove && { remove_passkeys: '1' }) }
+      expect((await browser.post('/dashboard/set-password', fields)).status).toBe(303)
+      expect(await listDashboardPasskeys(ctx.deps.db, user.id)).toHaveLength(remove ? 0 : 1)
+      expect((await signInWithPasskey(testBrowser(ctx), authenticator)).status).toBe(remove ? 400 : 200)
+    }
+    // Without passkeys there is nothing to offer.
+    const { link } = await createDashboardUser(ctx.deps, { clientId: shop.id, email: 'fresh@shop.example' })
+    expect(await (await testBrowser(ctx).request(`/dashboard/set-password?token=${link.token}`)).text()).not.toContain('remove_passkeys')
+  })
+
+  test('sign out everywhere offers to remove the passkeys too, ticked by default', async () => {
+    await createUser(ctx, shop.id, 'everywhere@shop.example')
+    const laptop = await signedIn(ctx, 'everywhere@shop.example')
+    const { authenticator } = await addPasskey(laptop)
+    const user = (await findUserByEmail(ctx.deps.db, 'everywhere@shop.example'))!
+    const page = await laptop.request('/dashboard/sign-out-everywhere')
+    expect(page.status).toBe(200)
+    const html = await page.text()
+    expect(html).toMatch(/<input type="checkbox" id="remove_passkeys" name="remove_passkeys" value="1" checked/)
+    expect(html).toContain('action="/dashboard/sign-out-everywhere"')
+    // Unticked: the sessions end, the passkey stays.
+    const phone = await signedIn(ctx, 'everywhere@shop.example')
+    expect((await phone.post('/dashboard/sign-out-everywhere', { csrf: await sessionCsrf(phone) })).headers.get('location')).toBe('/dashboard/sign-in?notice=signed_out_everywhere')
+    expect((await laptop.request('/dashboard/audit')).status).toBe(303)
+    expect(await listDashboardPasskeys(ctx.deps.db, user.id)).toHaveLength(1)
+    // Ticked: the passkey goes with the sessions.
+    const tablet = await signedIn(ctx, 'everywhere@shop.example')
+    expect((await tablet.post('/dashboard/sign-out-everywhere', { csrf: await sessionCsrf(tablet), remove_passkeys: '1' })).status).toBe(303)
+    expect(await listDashboardPasskeys(ctx.deps.db, user.id)).toHaveLength(0)
+    expect((await signInWithPasskey(testBrowser(ctx), authenticator)).status).toBe(400)
+  })
+
+  test('the settings page lists each passkey with when, with what browser and from what network it was added; no full address or user agent is kept', async () => {
+    await createUser(ctx, shop.id, 'listed@shop.example')
+    const browser = await signedIn(ctx, 'listed@shop.example')
+    const userAgent = 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0'
+    expect((await addPasskey(browser, softwareAuthenticator(), { headers: { 'user-agent': userAgent, 'x-forwarded-for': '203.0.113.77' } })).body.outcome).toBe('approved')
+    const phone = 'Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1'
+    expect((await addPasskey(browser, softwareAuthenticator(), { headers: { 'user-agent': phone, 'x-forwarded-for': '2001:db8:85a3:8d3:1319:8a2e:370:7348' } })).body.outcome).toBe('approved')
+    const html = await (await browser.request('/dashboard/settings')).text()
+    expect(html).toContain('<th scope="col">Added from</th>')
+    expect(html).toContain('<td>Firefox, Linux · 203.0.113.0/24</td>')
+    expect(html).toContain('<td>Safari, iOS · 2001:db8:85a3::/48</td>')
+    const user = (await findUserByEmail(ctx.deps.db, 'listed@shop.example'))!
+    const rows = JSON.stringify(await listDashboardPasskeys(ctx.deps.db, user.id))
+    for (const kept of ['203.0.113.77', '8a2e', 'rv:133.0', 'Gecko', 'iPhone OS 18_1']) expect(rows).not.toContain(kept)
+    expect(await (await browser.request('/dashboard/settings?lang=de')).text()).toContain('<th scope="col">Hinzugefügt von</th>')
   })
 })
 

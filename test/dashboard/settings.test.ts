@@ -4,7 +4,7 @@ import { DEMO_CLIENT_ID, demoClientSecret } from '../../src/demo/demo-client.ts'
 import { findClient, updateClient } from '../../src/oauth/clients.ts'
 import { basic, createTestContext, PUBLIC_URL, REDIRECT_URI, type TestContext } from '../helpers.ts'
 import { testBrowser } from '../verification/browser.ts'
-import { createUser, PASSWORD, sessionCsrf, signedIn, type DashboardBrowser } from './dashboard.ts'
+import { createUser, PASSWORD, postSignIn, sessionCsrf, signedIn, type DashboardBrowser } from './dashboard.ts'
 
 /**
  * The settings page (issue 13, part 4): redirect URIs, minimum age, home address, the secret's rotation
@@ -22,7 +22,7 @@ const SIGN_IN_LIMIT = 6
 
 beforeAll(async () => {
   const record = (event: string, fields?: Record<string, unknown>) => void logged.push(JSON.stringify({ event, ...fields }))
-  ctx = await createTestContext({ env: { RATE_LIMIT_SIGNIN_ACCOUNT: String(SIGN_IN_LIMIT) }, log: { info: record, error: record } })
+  ctx = await createTestContext({ env: { RATE_LIMIT_SIGNIN_ACCOUNT: String(SIGN_IN_LIMIT), TRUST_PROXY: '1' }, log: { info: record, error: record } })
   shop = await ctx.createClient({ name: 'Shop', sandbox: true })
   rival = await ctx.createClient({ name: 'Rival', redirectUris: ['https://rival.example/cb'] })
   await createUser(ctx, shop.id, 'owner@shop.example')
@@ -275,6 +275,29 @@ describe('rotating the secret', () => {
       expect([response.status, alertOf(await response.text())]).toEqual([400, 'Choose one of the listed times.'])
     }
     expect(await secretWorks(shop.id, shop.secret)).toBe(true)
+  })
+
+  test('the form offers a day’s overlap by default; none (stops now) is still a choice', async () => {
+    const html = await settings(owner)
+    const select = /<select id="overlap"[\s\S]*?<\/select>/.exec(html)![0]
+    expect([...select.matchAll(/<option value="(\d+)" selected/g)].map((match) => match[1])).toEqual(['86400'])
+    expect(select).toContain('<option value="0">No time: it stops working now (a leaked secret)</option>')
+  })
+
+  test('strangers’ failed sign-ins for the owner’s email, from many addresses and from the owner’s own, do not block rotation in a signed-in session (issue 19, found 2)', async () => {
+    for (let i = 0; i < 2 * SIGN_IN_LIMIT; i++) {
+      for (const variant of [' OWNER@SHOP.EXAMPLE', 'Owner@Shop.Example ']) await postSignIn(testBrowser(ctx), variant, `wrong guess ${i}`, { 'x-forwarded-for': `192.0.2.${i + 1}` })
+    }
+    // Someone behind the owner's own address (an office's, a café's): that address's sign-in is now held, the session's confirmation is not.
+    const statuses: number[] = []
+    for (let i = 0; i <= SIGN_IN_LIMIT; i++) statuses.push((await postSignIn(testBrowser(ctx), 'OWNER@shop.example', `a neighbour's guess ${i}`)).status)
+    expect(statuses.at(-1)).toBe(429)
+    const response = await post(owner, 'rotate-secret', { overlap: '3600', password: PASSWORD })
+    expect(response.status).toBe(200)
+    const secret = /<code class="mono secret" id="new-secret">([^<]+)<\/code>/.exec(await response.text())![1]!
+    expect(await secretWorks(shop.id, secret)).toBe(true)
+    shop.secret = secret
+    shop.authorization = basic(shop.id, secret)
   })
 
   test('password guesses from a stolen session count against the sign-in limit of the account', async () => {

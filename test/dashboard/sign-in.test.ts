@@ -10,7 +10,7 @@ let ctx: TestContext
 let shop: Awaited<ReturnType<TestContext['createClient']>>
 
 beforeAll(async () => {
-  ctx = await createTestContext({ env: { TRUST_PROXY: '1', RATE_LIMIT_SIGNIN_ACCOUNT: '3', RATE_LIMIT_SIGNIN_ADDRESS: '5' } })
+  ctx = await createTestContext({ env: { TRUST_PROXY: '1', RATE_LIMIT_SIGNIN_ACCOUNT: '3', RATE_LIMIT_SIGNIN_ACCOUNT_CEILING: '9', RATE_LIMIT_SIGNIN_ADDRESS: '5' } })
   shop = await ctx.createClient({ name: 'Wine shop' })
 }, 60_000)
 afterAll(() => ctx.close())
@@ -86,23 +86,56 @@ describe('sign-in', () => {
 })
 
 describe('sign-in attempts are rate-limited', () => {
-  test('per account: past the limit even the right password is refused with 429 and Retry-After, from any address, until the window ends', async () => {
+  test('per account and address: past the limit that address is refused with 429 and Retry-After, even the right password, until the window ends; another address is not', async () => {
     await createUser(ctx, shop.id, 'limited@wine.example')
-    for (let i = 0; i < 3; i++) expect((await postSignIn(testBrowser(ctx), 'limited@wine.example', 'wrong guess number x', fromAddress())).status).toBe(400)
-    const refused = await postSignIn(testBrowser(ctx), 'LIMITED@wine.example', PASSWORD, fromAddress())
+    const address = fromAddress()
+    for (let i = 0; i < 3; i++) expect((await postSignIn(testBrowser(ctx), 'limited@wine.example', 'wrong guess number x', address)).status).toBe(400)
+    const refused = await postSignIn(testBrowser(ctx), 'LIMITED@wine.example', PASSWORD, address)
     expect(refused.status).toBe(429)
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0)
     expect(await refused.text()).toContain('Too many sign-in attempts')
-    // Another account is not held up by this one.
-    await createUser(ctx, shop.id, 'other@wine.example')
-    expect((await postSignIn(testBrowser(ctx), 'other@wine.example', PASSWORD, fromAddress())).status).toBe(303)
-    ctx.clock.advance(15 * 60_000)
+    // The account itself is not held: the right password from another address signs in.
     expect((await postSignIn(testBrowser(ctx), 'limited@wine.example', PASSWORD, fromAddress())).status).toBe(303)
+    ctx.clock.advance(15 * 60_000)
+    expect((await postSignIn(testBrowser(ctx), 'limited@wine.example', PASSWORD, address)).status).toBe(303)
+  })
+
+  test('spaced and upper-cased variants of the victim’s email from many addresses never block the right password from a fresh address (issue 19, found 2)', async () => {
+    await createUser(ctx, shop.id, 'victim@wine.example')
+    const variants = [' VICTIM@WINE.EXAMPLE', 'Victim@Wine.Example ', '\tvictim@wine.example', 'victim@WINE.example']
+    // Far past both the per-address-and-account limit (3) and the account's ceiling (9).
+    for (let i = 0; i < 12; i++) {
+      const address = fromAddress()
+      for (const variant of variants) await postSignIn(testBrowser(ctx), variant, `wrong guess ${i}`, address)
+    }
+    expect((await postSignIn(testBrowser(ctx), 'victim@wine.example', PASSWORD, fromAddress())).status).toBe(303)
+    expect((await postSignIn(testBrowser(ctx), ' Victim@Wine.example', PASSWORD, fromAddress())).status).toBe(303)
+  })
+
+  test('past the account’s ceiling of failures, guessing slows: an address that failed is refused, a fresh one gets one try', async () => {
+    await createUser(ctx, shop.id, 'crowded@wine.example')
+    for (let i = 0; i < 3; i++) {
+      const address = fromAddress()
+      for (let j = 0; j < 3; j++) expect((await postSignIn(testBrowser(ctx), 'crowded@wine.example', `wrong guess ${i}/${j}`, address)).status).toBe(400)
+    }
+    // 9 failures: the ceiling (9) is reached. A fresh address's first guess is answered, its second is not.
+    const fresh = fromAddress()
+    expect((await postSignIn(testBrowser(ctx), 'crowded@wine.example', 'wrong guess on', fresh)).status).toBe(400)
+    expect((await postSignIn(testBrowser(ctx), 'crowded@wine.example', PASSWORD, fresh)).status).toBe(429)
+    // Parallel guesses from another fresh address get one answer between them.
+    const burst = fromAddress()
+    const statuses = await Promise.all(Array.from({ length: 4 }, () => postSignIn(testBrowser(ctx), 'crowded@wine.example', 'wrong guess in a burst', burst).then((r) => r.status)))
+    expect(statuses.toSorted()).toEqual([400, 429, 429, 429])
+    // The owner, from an address that has not failed, signs in; and again from there (a success is no failure).
+    const owner = fromAddress()
+    expect((await postSignIn(testBrowser(ctx), 'crowded@wine.example', PASSWORD, owner)).status).toBe(303)
+    expect((await postSignIn(testBrowser(ctx), 'crowded@wine.example', PASSWORD, owner)).status).toBe(303)
   })
 
   test('an unknown email is counted like a known one: the limit does not tell them apart', async () => {
-    for (let i = 0; i < 3; i++) expect((await postSignIn(testBrowser(ctx), 'nobody-here@wine.example', 'wrong guess number y', fromAddress())).status).toBe(400)
-    expect((await postSignIn(testBrowser(ctx), 'nobody-here@wine.example', 'wrong guess number y', fromAddress())).status).toBe(429)
+    const address = fromAddress()
+    for (let i = 0; i < 3; i++) expect((await postSignIn(testBrowser(ctx), 'nobody-here@wine.example', 'wrong guess number y', address)).status).toBe(400)
+    expect((await postSignIn(testBrowser(ctx), 'nobody-here@wine.example', 'wrong guess number y', address)).status).toBe(429)
   })
 
   test('per address: one address trying many accounts is refused past its limit; another address is not', async () => {
@@ -113,9 +146,10 @@ describe('sign-in attempts are rate-limited', () => {
     expect((await postSignIn(testBrowser(ctx), 'sprayed@wine.example', PASSWORD, fromAddress())).status).toBe(303)
   })
 
-  test('a burst of parallel guesses gets no more tries than the limit', async () => {
+  test('a burst of parallel guesses from one address gets no more tries than the limit', async () => {
     await createUser(ctx, shop.id, 'burst@wine.example')
-    const statuses = await Promise.all(Array.from({ length: 8 }, () => postSignIn(testBrowser(ctx), 'burst@wine.example', 'wrong guess number w', fromAddress()).then((r) => r.status)))
+    const address = fromAddress()
+    const statuses = await Promise.all(Array.from({ length: 8 }, () => postSignIn(testBrowser(ctx), 'burst@wine.example', 'wrong guess number w', address).then((r) => r.status)))
     expect(statuses.filter((status) => status === 400)).toHaveLength(3)
     expect(statuses.filter((status) => status === 429)).toHaveLength(5)
   })

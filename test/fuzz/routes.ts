@@ -201,15 +201,16 @@ function shapes(hostile: Arbitrary<Piece>, strict: boolean): Shape[] {
     dashboardGet(['dashboard', 'usage']),
     { ...dashboardGet(['dashboard', 'audit', '']), name: 'GET /dashboard/audit/:transaction_id', path: ['dashboard', 'audit', mix(edited('transactionId'))] },
     dashboardPost('sign-in', { email: mix(real('dashboardEmail')), password }, 'dashboardFormCsrf'),
-    dashboardPost('set-password', { token: mix(edited('passwordToken')), password, confirm: password }, 'dashboardFormCsrf'),
+    dashboardPost('set-password', { token: mix(edited('passwordToken')), password, confirm: password, remove_passkeys: mix(words('1', '', 'on')) }, 'dashboardFormCsrf'),
     dashboardPost('sign-out', {}, 'dashboardCsrf'),
-    dashboardPost('sign-out-everywhere', {}, 'dashboardCsrf'),
+    dashboardGet(['dashboard', 'sign-out-everywhere']),
+    dashboardPost('sign-out-everywhere', { remove_passkeys: mix(words('1', '', 'on')) }, 'dashboardCsrf'),
     dashboardGet(['dashboard', 'settings'], { ...lang, notice: mix(words('redirect_uri_added', 'redirect_uri_removed', 'site_saved')) }),
     dashboardPost('settings/redirect-uris/add', { redirect_uri: mix(words('https://added.example/cb', 'http://localhost:8080/cb?x=1', 'javascript:alert(1)', 'https://a.example/#f', 'https://a.example/ b', '')) }, 'dashboardCsrf'),
     dashboardPost('settings/redirect-uris/remove', { redirect_uri: mix(real('redirectUri'), words('https://added.example/cb', 'https://never.example/')) }, 'dashboardCsrf'),
     dashboardPost('settings/site', { min_age: mix(words('', '18', '0', '100', '1e1', '-1', '０')), home_url: mix(words('', 'https://shop.example/', 'ftp://x', 'https://u:p@x.example/')) }, 'dashboardCsrf'),
     dashboardPost('settings/rotate-secret', { overlap: mix(words('0', '3600', '2592000', '99', '')), password }, 'dashboardCsrf'),
-    dashboardJson('passkeys/options', { purpose: mix(words('register', 'verify')) }, 'dashboardCsrf'),
+    dashboardJson('passkeys/options', { purpose: mix(words('register', 'verify')), password }, 'dashboardCsrf'),
     dashboardJson('passkeys', { response: assertion }, 'dashboardCsrf'),
     dashboardPost('passkeys/delete', { credential_id: mix(words('AAAA', '', 'x'.repeat(1500))) }, 'dashboardCsrf'),
     dashboardJson('sign-in/passkey/options', { purpose: mix(words('verify', 'register')) }, 'dashboardFormCsrf'),
@@ -623,7 +624,7 @@ export async function createFuzzTarget() {
   const DASHBOARD_PASSWORD = 'fuzz dashboard password'
   const dashboardClient = await ctx.createClient({ name: 'Fuzz dashboard' })
   const dashboardUser = await createDashboardUser(ctx.deps, { clientId: dashboardClient.id, email: 'fuzz@shop.example' })
-  await setPasswordWithToken(ctx.deps, dashboardUser.link.token, DASHBOARD_PASSWORD)
+  await setPasswordWithToken(ctx.deps, { token: dashboardUser.link.token, password: DASHBOARD_PASSWORD })
   const pendingUser = (await createDashboardUser(ctx.deps, { clientId: dashboardClient.id, email: 'pending@shop.example' })).user
   const { transactionId } = await ctx.issueCode({ clientId: dashboardClient.id })
 
