@@ -20,7 +20,7 @@ export const USERS_USAGE = `users create --client ID --email EMAIL  a dashboard 
 ${' '.repeat(42)}a one-time set-password link (24 hours)
   users list [--client ID] | remove ID|EMAIL
   users reset-password ID|EMAIL           a new set-password link for an existing user; removes
-${' '.repeat(42)}the account's passkeys at once`
+${' '.repeat(42)}the account's passkeys and ends its sessions at once`
 
 type UserFlags = { client?: string | undefined; email?: string | undefined }
 

@@ -91,6 +91,9 @@ export async function resetDashboardPassword(deps: UserDeps, userId: string): Pr
       .returning({ id: dashboardUsers.id })
     if (updated.length !== 1) return undefined
     const removed = await tx.delete(dashboardPasskeys).where(eq(dashboardPasskeys.userId, userId)).returning({ credentialId: dashboardPasskeys.credentialId })
+    // A reset is what an operator does when an account may be in someone else's hands: its sessions end
+    // now, not when the link is used, so a stolen session cannot act with the old password in between.
+    await tx.delete(dashboardSessions).where(eq(dashboardSessions.userId, userId))
     return { link, passkeysRemoved: removed.length }
   })
 }

@@ -234,6 +234,17 @@ describe('a stolen session plants no passkey (issue 19, found 1)', () => {
     expect((await signInWithPasskey(testBrowser(ctx), authenticator)).status).toBe(400)
   })
 
+  test('`users reset-password` ends the account\'s sessions at once: a stolen session cannot add a passkey with the old password before the link is used', async () => {
+    await createUser(ctx, shop.id, 'reset-now@shop.example')
+    const thief = await signedIn(ctx, 'reset-now@shop.example')
+    const csrf = await sessionCsrf(thief)
+    expect((await cli('users', 'reset-password', 'reset-now@shop.example')).status).toBe(0)
+    expect((await thief.request('/dashboard/settings')).status).toBe(303)
+    const started = await thief.request('/dashboard/passkeys/options', json({ csrf, purpose: 'register', password: PASSWORD }))
+    expect(started.status).toBe(403)
+    expect(await listDashboardPasskeys(ctx.deps.db, (await findUserByEmail(ctx.deps.db, 'reset-now@shop.example'))!.id)).toHaveLength(0)
+  })
+
   test('the set-password link offers to remove the passkeys, ticked by default; left unticked it keeps them', async () => {
     for (const [email, remove] of [
       ['linked@shop.example', true],
