@@ -8,7 +8,7 @@ import { OAuthError, serverError } from './errors.ts'
 import { demoRoutes } from './demo/routes.tsx'
 import { keyRoutes } from './keys/routes.ts'
 import { describeError, type Logger } from './lib/log.ts'
-import { checkUrlLength } from './lib/strict-request.ts'
+import { checkRequestUrl } from './lib/strict-request.ts'
 import { authorizationRoutes } from './oauth/authorization-routes.ts'
 import { oauthRoutes } from './oauth/routes.ts'
 import { instrument, requestIdOf } from './ops/instrument.ts'
@@ -52,7 +52,7 @@ export function createApp(deps: AppDeps) {
     .onError(({ code, error, request }) => errorResponse(code, error, request, deps.log, deps.metrics))
     .onRequest(({ request, set }) => {
       if (hsts) set.headers['strict-transport-security'] = hsts
-      checkUrlLength(request)
+      checkRequestUrl(request)
     })
     .use(opsRoutes(deps, deps.metrics))
     .use(keyRoutes(deps))
@@ -90,7 +90,7 @@ function errorResponse(code: string | number, error: unknown, request: Request, 
   if (!pathname.startsWith('/api/')) {
     const lang = requestLanguage(request, new URL(request.url).searchParams.get('lang'))
     // The dashboard's errors speak to a signed-in integrator, the hosted page's to a visitor a site sent.
-    const page = htmlDocument((/^\/dashboard(\/|$)/.test(pathname) ? DashboardErrorPage({ lang, code: mapped.code }) : ErrorPage({ lang, code: mapped.code })) as string)
+    const page = htmlDocument((/^\/dashboard(\/|$)/.test(pathname) ? DashboardErrorPage({ lang, code: mapped.code }) : ErrorPage({ lang, code: mapped.code, hint: mapped.hint })) as string)
     return new Response(page, { status: mapped.status, headers: { ...pageHeaders(), ...retryAfter } })
   }
   const headers: Record<string, string> = { 'content-type': 'application/json', 'cache-control': 'no-store', ...retryAfter }

@@ -1,13 +1,15 @@
 import { existsSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { adminSocketPath, forwardCommand } from './admin-socket.ts'
-import { startServices } from './boot.ts'
+import { startServices, type Services } from './boot.ts'
 import { consoleIo, HELP, options, parseCommandLine, runCommand, runEstimatorCommand, VERSION, type Io } from './commands.ts'
 import { loadConfig, type Config } from './config.ts'
 import { ConfigError } from './errors.ts'
 import { runDevCommand } from './credentials/dev/command.ts'
+import { NoSigningKeyYetError } from './keys/signing-key.ts'
 import { HELP_HINT, UsageError } from './lib/command-line.ts'
 import { silentLogger } from './lib/log.ts'
+import { findServerAddresses } from './ops/server-addresses.ts'
 import { runServer } from './server.ts'
 
 export type { Io } from './commands.ts'
@@ -50,6 +52,10 @@ export async function runCli(argv: string[], config: Config, io: Io = consoleIo)
     // `keys show` never generates the signing key: it shows the one the server has, or says there is none.
     services = await startServices(config, { holder: 'an ofage command', log: silentLogger, createSigningKey: command !== 'keys' })
   } catch (cause) {
+    if (cause instanceof NoSigningKeyYetError) {
+      io.err(`ofage: ${cause.message}`)
+      return 1
+    }
     const socket = config.database.kind === 'pglite' ? adminSocketPath(config.database.dataDir) : undefined
     if (cause instanceof ConfigError && cause.variable === 'DATA_DIR' && socket && existsSync(socket)) {
       return forwardCommand(socket, argv, io)
@@ -57,10 +63,28 @@ export async function runCli(argv: string[], config: Config, io: Io = consoleIo)
     throw cause
   }
   try {
-    return await runCommand(services, argv, io)
+    return await runCommand(await withServerAppUrl(services, [command, sub].join(' '), io), argv, io)
   } finally {
     await services.close()
   }
+}
+
+/**
+ * The services a command runs with, with the app address the server recorded at its start: links a
+ * command prints (`users create`, `users reset-password`) must lead to the server, whatever this shell's
+ * APP_URL or PORT say. Before any server has started on this database there is nothing to read, and a
+ * command that prints a link says which address it assumed.
+ */
+async function withServerAppUrl(services: Services, command: string, io: Io): Promise<Services> {
+  const recorded = await findServerAddresses(services.deps.db)
+  if (recorded) return { ...services, deps: { ...services.deps, config: { ...services.deps.config, appUrl: recorded.appUrl } } }
+  if (command === 'users create' || command === 'users reset-password') {
+    io.err(
+      `ofage: note: no server has started on this database yet, so links use this shell's address (APP_URL=${services.deps.config.appUrl}); ` +
+        'if the server will run elsewhere, replace the start of the link with its address.',
+    )
+  }
+  return services
 }
 
 /** The process entry for `bun run cli`, `bun start` and the compiled binary: one clear line on failure. */

@@ -31,10 +31,18 @@ export type ErrorCode = keyof typeof errorStatus
 
 export type ErrorBody = { error: ErrorCode; error_description: string }
 
+/**
+ * Cases of a code that the hosted page explains in a sentence of their own (src/pages/i18n.ts `errorHints`),
+ * where the code's general sentence would leave the visitor or the site's developer guessing. The API
+ * answers the code alone.
+ */
+export type ErrorHint = 'pushed_request_required'
+
 export class OAuthError extends Error {
   constructor(
     readonly code: ErrorCode,
     readonly description: string,
+    readonly hint?: ErrorHint,
   ) {
     super(`${code}: ${description}`)
     this.name = 'OAuthError'

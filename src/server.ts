@@ -6,6 +6,7 @@ import type { AppDeps } from './deps.ts'
 import { pruneDashboardSessions } from './dashboard/sessions.ts'
 import { serverError } from './errors.ts'
 import { recordPublishedKey } from './keys/published-key.ts'
+import { recordServerAddresses } from './ops/server-addresses.ts'
 import { describeError } from './lib/log.ts'
 import { MAX_MULTIPART_BYTES } from './lib/strict-request.ts'
 import { pruneExpiredCodes } from './oauth/codes.ts'
@@ -46,8 +47,9 @@ export async function runServer(config: Config): Promise<void> {
   const services = await startServices(config, { estimator: true })
   const { deps } = services
   const primary = workerIndex() === 0
-  // What `ofage keys show` checks that it shows: the key this server publishes.
-  if (primary) await recordPublishedKey(deps)
+  // What `ofage keys show` checks that it shows (the key this server publishes), and the address that
+  // CLI commands put in the links they print.
+  if (primary) await Promise.all([recordPublishedKey(deps), recordServerAddresses(deps)])
   const handler = createHandler(deps)
   const server = Bun.serve({
     port: config.port,

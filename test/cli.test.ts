@@ -15,6 +15,7 @@ import { fixedClock } from '../src/lib/clock.ts'
 import { silentLogger } from '../src/lib/log.ts'
 import { issueCode } from '../src/oauth/codes.ts'
 import { recordPublishedKey } from '../src/keys/published-key.ts'
+import { recordServerAddresses } from '../src/ops/server-addresses.ts'
 import type { Database } from '../src/db/client.ts'
 import { basic, freshDatabaseUrl, ISSUER, json, onPostgres, PUBLIC_URL, queryRows, REDIRECT_URI, testConfig } from './helpers.ts'
 
@@ -186,6 +187,53 @@ describe('client management', () => {
     expect(invalid.err).toContain('home URL must be an absolute http(s) URL')
     expect((await cli('clients', 'show', id, '--json')).json().home_url).toBeNull()
     expect((await cli('clients', 'list', '--json')).json().find((c: { client_id: string }) => c.client_id === id)).toHaveProperty('home_url', null)
+  })
+
+  test('a live client needs https redirect URIs and home URL, except loopback; a sandbox client may use http (RFC 9700 §2.6)', async () => {
+    const why = 'must use https for a live client'
+    for (const argv of [
+      ['clients', 'create', '--name', 'Plain', '--redirect-uri', 'http://site.example/cb'],
+      ['clients', 'create', '--name', 'Plain', '--redirect-uri', REDIRECT_URI, '--home-url', 'http://site.example/'],
+      ['clients', 'create', '--name', 'Plain', '--redirect-uri', 'http://127.0.0.2/cb'],
+      ['clients', 'create', '--name', 'Plain', '--redirect-uri', 'http://localhost.site.example/cb'],
+    ]) {
+      const refused = await cli(...argv)
+      expect({ argv, status: refused.status }).toEqual({ argv, status: 1 })
+      expect(refused.err).toContain(why)
+      expect(refused.err).toContain('RFC 9700 §2.6')
+    }
+    const loopback = ['http://127.0.0.1:8080/cb', 'http://[::1]/cb', 'http://localhost:3001/cb', 'http://localhost/cb']
+    const local = await cli('clients', 'create', '--name', 'Local', ...loopback.flatMap((uri) => ['--redirect-uri', uri]), '--home-url', 'http://localhost:3001/', '--json')
+    expect(local.status).toBe(0)
+    expect(local.json()).toMatchObject({ redirect_uris: loopback, needs_https: [] })
+    const sandbox = await cli('clients', 'create', '--name', 'Test', '--sandbox', '--redirect-uri', 'http://site.example/cb', '--home-url', 'http://site.example/', '--json')
+    expect(sandbox.status).toBe(0)
+    expect(sandbox.json().needs_https).toEqual([])
+    const live = (await cli('clients', 'create', '--name', 'Live', '--redirect-uri', REDIRECT_URI, '--json')).json().client_id
+    const added = await cli('clients', 'update', live, '--add-redirect-uri', 'http://site.example/cb')
+    expect(added.status).toBe(1)
+    expect(added.err).toContain(why)
+    expect((await cli('clients', 'update', live, '--home-url', 'http://site.example/')).err).toContain(why)
+    expect((await cli('clients', 'update', sandbox.json().client_id, '--add-redirect-uri', 'http://site.example/cb2')).status).toBe(0)
+  })
+
+  test('a live client registered with http before the rule keeps working and is listed as needing https', async () => {
+    const { client_id: id, client_secret: secret } = (await cli('clients', 'create', '--name', 'Old http', '--redirect-uri', REDIRECT_URI, '--json')).json()
+    await withServices(({ deps }) =>
+      deps.db.execute(sql`update clients set redirect_uris = array[${REDIRECT_URI}, 'http://old.example/cb'], home_url = 'http://old.example/' where id = ${id}`),
+    )
+    const shown = await cli('clients', 'show', id)
+    expect(shown.out).toContain('needs_https: http://old.example/cb, http://old.example/')
+    expect(shown.out).toContain('RFC 9700 §2.6')
+    expect((await cli('clients', 'show', id, '--json')).json().needs_https).toEqual(['http://old.example/cb', 'http://old.example/'])
+    const listed = await cli('clients', 'list')
+    expect(listed.out).toContain(`${id}: http://old.example/cb, http://old.example/`)
+    expect((await cli('clients', 'list', '--json')).json().find((c: { client_id: string }) => c.client_id === id).needs_https).toHaveLength(2)
+    // Another setting saved with the old home URL unchanged is not refused; the codes of the old row still redeem.
+    expect((await cli('clients', 'update', id, '--limit', '5', '--home-url', 'http://old.example/')).status).toBe(0)
+    expect((await exchangeFor(id, secret)).status).toBe(200)
+    // The table of later tests holds only table rows.
+    expect((await cli('clients', 'delete', id, '--force')).status).toBe(0)
   })
 
   test.each([
@@ -425,6 +473,27 @@ describe('audit list', () => {
   })
 })
 
+describe('users create prints a link to the server, not to this shell', () => {
+  test("before any server started it says which address it assumed; after, the link uses the server's recorded APP_URL", async () => {
+    const { client_id: id } = (await cli('clients', 'create', '--name', 'Dash shop', '--redirect-uri', REDIRECT_URI, '--json')).json()
+    const before = await cli('users', 'create', '--client', id, '--email', 'first@dash.example')
+    expect(before.status).toBe(0)
+    expect(before.out).toContain(`set_password_url: ${PUBLIC_URL}/dashboard/set-password?token=`)
+    expect(before.err).toContain(`no server has started on this database yet, so links use this shell's address (APP_URL=${PUBLIC_URL})`)
+    // A server started with another port and address than this shell's (issue 19: PORT=3200, the link said 3000).
+    const services = await startServices({ ...config, appUrl: 'http://127.0.0.1:3200', publicUrl: 'http://127.0.0.1:3200' }, { log: silentLogger })
+    try {
+      await recordServerAddresses(services.deps)
+    } finally {
+      await services.close()
+    }
+    const after = await cli('users', 'create', '--client', id, '--email', 'second@dash.example', '--json')
+    expect(after.err).toBe('')
+    expect(after.json().set_password_url).toStartWith('http://127.0.0.1:3200/dashboard/set-password?token=')
+    expect((await cli('users', 'reset-password', 'first@dash.example', '--json')).json().set_password_url).toStartWith('http://127.0.0.1:3200/dashboard/set-password?token=')
+  })
+})
+
 describe('keys show', () => {
   /** A database of its own, kept between openings: a DATA_DIR, or a fresh Postgres database. */
   let keysConfig: Config
@@ -445,11 +514,12 @@ describe('keys show', () => {
   })
   const withFile = () => ({ ...keysConfig, signingKeyFile: keyFile })
 
-  test('before any key exists it refuses and generates none; then it says where the key comes from', async () => {
+  test('before any key exists it says that no key exists yet (not a configuration error) and generates none; then it says where the key comes from', async () => {
     for (let i = 0; i < 2; i++) {
-      const failure = await cliWith(keysConfig, 'keys', 'show').catch((error) => error)
-      expect(failure).toBeInstanceOf(ConfigError)
-      expect(failure.message).toBe('SIGNING_KEY_FILE is not set, and the database holds no signing key yet: the server generates one on its first start')
+      const failure = await cliWith(keysConfig, 'keys', 'show')
+      expect(failure).toMatchObject({ status: 1, out: '' })
+      expect(failure.err).toStartWith('ofage: no signing key exists yet: SIGNING_KEY_FILE is not set and the database holds none. The server generates one at its first start')
+      expect(failure.err).not.toContain('configuration error')
     }
     // Any other opening generates it, as the server's first start does.
     expect((await cliWith(keysConfig, 'migrate')).status).toBe(0)

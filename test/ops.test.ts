@@ -95,7 +95,9 @@ describe('GET /metrics', () => {
     const closed = await createTestContext()
     const open = await createTestContext({ env: { METRICS_PUBLIC: '1' } })
     try {
-      expect((await closed.request('/metrics')).status).toBe(404)
+      const off = await closed.request('/metrics')
+      expect(off.status).toBe(404)
+      expect(off.headers.get('content-type')).toBe('text/plain; charset=utf-8')
       expect((await open.request('/metrics')).status).toBe(200)
     } finally {
       await closed.close()
@@ -104,8 +106,16 @@ describe('GET /metrics', () => {
   })
 
   test('needs the bearer token when METRICS_TOKEN is set', async () => {
-    expect((await ctx.request('/metrics')).status).toBe(401)
-    expect((await ctx.request('/metrics', { headers: { authorization: 'Bearer wrong' } })).status).toBe(401)
+    // A plain 401 for the scraper, not the visitor's HTML page about an unregistered site (issue 19).
+    for (const headers of [{}, { authorization: 'Bearer wrong' }, { authorization: 'Basic c2NyYXBlLW1lOg==' }] as Record<string, string>[]) {
+      const refused = await ctx.request('/metrics', { headers })
+      expect(refused.status).toBe(401)
+      expect(refused.headers.get('content-type')).toBe('text/plain; charset=utf-8')
+      expect(refused.headers.get('www-authenticate')).toBe('Bearer realm="ofage metrics"')
+      const text = await refused.text()
+      expect(text).toBe('Unauthorized: /metrics needs the bearer token set in METRICS_TOKEN.\n')
+      expect(text).not.toContain('invalid_client')
+    }
     const response = await ctx.request('/metrics', { headers: { authorization: 'Bearer scrape-me' } })
     expect(response.status).toBe(200)
     expect(response.headers.get('content-type')).toContain('text/plain')

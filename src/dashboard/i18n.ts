@@ -122,6 +122,8 @@ export type DashboardMessages = {
   minAgeHelp: string
   homeUrlLabel: string
   homeUrlHelp: (fallback: string) => string
+  /** A live client's http addresses from before https was required (oauth/clients.ts `cleartextAddresses`). */
+  needsHttps: (addresses: string) => string
   saveSite: string
   secretHeading: string
   secretIntro: string
@@ -291,7 +293,7 @@ const en: DashboardMessages = {
   redirectRules: [
     'A request’s redirect_uri must equal one of these exactly, character for character: scheme, host, port, path and query.',
     'No wildcards and no prefixes: https://shop.example/cb and https://shop.example/cb/ are different addresses, and so are http and https.',
-    'An absolute http(s) address, without a #fragment, a user name or password, spaces or control characters. Use https for a live site.',
+    'An absolute http(s) address, without a #fragment, a user name or password, spaces or control characters. A live site must use https (RFC 9700 §2.6): http only on your own machine (http://localhost, http://127.0.0.1, http://[::1]).',
   ],
   redirectUrisCaption: 'Registered redirect URIs',
   redirectUriLabel: 'New redirect URI',
@@ -304,6 +306,7 @@ const en: DashboardMessages = {
   minAgeHelp: 'A whole number from 1 to 99, or empty for none. A code proving a lower age than this is refused at the exchange (age_requirement_not_met), whatever the page’s URL asked for.',
   homeUrlLabel: 'Home address',
   homeUrlHelp: (fallback) => `Where the page’s “Back to site” link leads. Empty: ${fallback}`,
+  needsHttps: (addresses) => `These addresses use plain http, which a live site may no longer register: ${addresses}. They keep working; add the https address, then remove the http one.`,
   saveSite: 'Save',
   secretHeading: 'Client secret',
   secretIntro: 'The service keeps only a hash of your secret, so it cannot show it again. If it is lost or may have leaked, rotate it: you get a new one, shown once.',
@@ -331,7 +334,7 @@ const en: DashboardMessages = {
     redirectUriLast: 'A client keeps at least one redirect URI: add another before removing this one.',
     redirectUriTooMany: (max) => `A client has at most ${max} redirect URIs: remove one first.`,
     minAge: 'The minimum age is a whole number from 1 to 99, or empty.',
-    homeUrl: 'The home address must be an absolute http(s) address without a #fragment, a user name or password, spaces or control characters.',
+    homeUrl: 'The home address must be an absolute http(s) address without a #fragment, a user name or password, spaces or control characters; a live site’s must use https, except on your own machine (localhost).',
     overlap: 'Choose one of the listed times.',
     password: 'The password is not right. The secret was not rotated.',
     demoSecret: 'The demo client’s secret is derived by the server from its keys, so that /demo can always exchange its codes: it is not rotated here.',
@@ -486,7 +489,7 @@ const de: DashboardMessages = {
   redirectRules: [
     'Die redirect_uri einer Anfrage muss einer dieser Adressen genau gleichen, Zeichen für Zeichen: Schema, Host, Port, Pfad und Query.',
     'Keine Platzhalter und keine Präfixe: https://shop.example/cb und https://shop.example/cb/ sind verschiedene Adressen, ebenso http und https.',
-    'Eine absolute http(s)-Adresse ohne #Fragment, Benutzername oder Passwort, Leer- oder Steuerzeichen. Verwenden Sie https für eine Live-Website.',
+    'Eine absolute http(s)-Adresse ohne #Fragment, Benutzername oder Passwort, Leer- oder Steuerzeichen. Eine Live-Website muss https verwenden (RFC 9700 §2.6): http nur auf Ihrem eigenen Rechner (http://localhost, http://127.0.0.1, http://[::1]).',
   ],
   redirectUrisCaption: 'Registrierte Redirect-URIs',
   redirectUriLabel: 'Neue Redirect-URI',
@@ -499,6 +502,7 @@ const de: DashboardMessages = {
   minAgeHelp: 'Eine ganze Zahl von 1 bis 99, oder leer für keines. Ein Code, der ein niedrigeres Alter nachweist, wird beim Einlösen abgelehnt (age_requirement_not_met), egal was die Adresse der Seite verlangte.',
   homeUrlLabel: 'Startadresse',
   homeUrlHelp: (fallback) => `Wohin der Link „Zurück zur Website“ der Seite führt. Leer: ${fallback}`,
+  needsHttps: (addresses) => `Diese Adressen verwenden unverschlüsseltes http, das eine Live-Website nicht mehr registrieren kann: ${addresses}. Sie funktionieren weiter; fügen Sie die https-Adresse hinzu und entfernen Sie dann die http-Adresse.`,
   saveSite: 'Speichern',
   secretHeading: 'Client-Secret',
   secretIntro: 'Der Dienst speichert nur einen Hash Ihres Secrets und kann es daher nicht erneut anzeigen. Wenn es verloren ist oder bekannt geworden sein könnte, erneuern Sie es: Sie erhalten ein neues, das einmal angezeigt wird.',
@@ -526,7 +530,7 @@ const de: DashboardMessages = {
     redirectUriLast: 'Ein Client behält mindestens eine Redirect-URI: Fügen Sie eine weitere hinzu, bevor Sie diese entfernen.',
     redirectUriTooMany: (max) => `Ein Client hat höchstens ${max} Redirect-URIs: Entfernen Sie zuerst eine.`,
     minAge: 'Das Mindestalter ist eine ganze Zahl von 1 bis 99, oder leer.',
-    homeUrl: 'Die Startadresse muss eine absolute http(s)-Adresse ohne #Fragment, Benutzername oder Passwort, Leer- oder Steuerzeichen sein.',
+    homeUrl: 'Die Startadresse muss eine absolute http(s)-Adresse ohne #Fragment, Benutzername oder Passwort, Leer- oder Steuerzeichen sein; die einer Live-Website muss https verwenden, außer auf Ihrem eigenen Rechner (localhost).',
     overlap: 'Wählen Sie eine der angebotenen Zeiten.',
     password: 'Das Passwort stimmt nicht. Das Secret wurde nicht erneuert.',
     demoSecret: 'Das Secret des Demo-Clients leitet der Server aus seinen Schlüsseln ab, damit /demo seine Codes immer einlösen kann: Es wird hier nicht erneuert.',

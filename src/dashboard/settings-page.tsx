@@ -1,5 +1,5 @@
 import { DEMO_CLIENT_ID } from '../demo/demo-client.ts'
-import { siteHomeUrl, type Client } from '../oauth/clients.ts'
+import { cleartextAddresses, siteHomeUrl, type Client } from '../oauth/clients.ts'
 import { formatInstant } from './audit-page.tsx'
 import { dashboardLanguages } from './i18n.ts'
 import { integrationCode, integrationEnvironment } from './integration-snippet.ts'
@@ -74,6 +74,11 @@ export function SettingsPage({ view, account, client, publicUrl, now, notice, pr
         </section>
       )}
 
+      {cleartextAddresses(client).length > 0 && (
+        <p class="notice" data-needs-https safe>
+          {t.needsHttps(cleartextAddresses(client).join(', '))}
+        </p>
+      )}
       <h2 safe>{t.statusHeading}</h2>
       <dl class="record">
         <dt safe>{t.clientIdLabel}</dt>

@@ -31,10 +31,23 @@ export async function loadSigningKey(db: Database, signingKeyFile: string | unde
     : options.create === false
       ? await findSecret(db, 'signing_key')
       : await getOrCreateSecret(db, 'signing_key', generatePkcs8Pem, now)
-  if (pem === undefined) {
-    throw new ConfigError('SIGNING_KEY_FILE', 'is not set, and the database holds no signing key yet: the server generates one on its first start')
-  }
+  if (pem === undefined) throw new NoSigningKeyYetError()
   return deriveSigningKey(parseRsaKey(pem, signingKeyFile ? 'SIGNING_KEY_FILE' : 'server_secrets.signing_key'))
+}
+
+/**
+ * Not a mistake in the configuration: a fresh database before the server's first start, seen by a command
+ * that must not generate the key (`keys show`). The CLI says so in those words (issue 19: it was reported
+ * as a "configuration error").
+ */
+export class NoSigningKeyYetError extends Error {
+  constructor() {
+    super(
+      'no signing key exists yet: SIGNING_KEY_FILE is not set and the database holds none. The server generates one at its first start ' +
+        '(ofage serve), or set SIGNING_KEY_FILE to a PKCS#8 RSA key of your own; then run keys show again',
+    )
+    this.name = 'NoSigningKeyYetError'
+  }
 }
 
 function readKeyFile(path: string): string {

@@ -15,3 +15,29 @@ export function readHttpUrl(label: string, url: string): URL {
   if (parsed.username || parsed.password) throw new OAuthError('invalid_request', `${label} must not contain credentials: ${url}`)
   return parsed
 }
+
+/**
+ * The hosts on which plain http never leaves the machine: RFC 9700 §2.6 allows http redirect URIs only
+ * for loopback (RFC 8252 §7.3 names `127.0.0.1` and `[::1]`; `localhost` is taken too, for a developer's
+ * own site), on any port.
+ */
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost'])
+
+/** Whether an address would carry codes or visitors over plain http across a network. */
+export function isCleartextUrl(url: string | URL): boolean {
+  const parsed = typeof url === 'string' ? (URL.canParse(url) ? new URL(url) : undefined) : url
+  return parsed?.protocol === 'http:' && !LOOPBACK_HOSTS.has(parsed.hostname)
+}
+
+/**
+ * Refuses an http address (other than loopback) for a live client. Sandbox clients may keep http: their
+ * tokens say `sandbox: true` and prove nothing, so a test setup on a plain-http host loses nothing.
+ */
+export function refuseCleartextUrl(label: string, url: URL, sandbox: boolean): void {
+  if (sandbox || !isCleartextUrl(url)) return
+  throw new OAuthError(
+    'invalid_request',
+    `${label} must use https for a live client: over plain http the authorization code and the visitor could be read or changed on the way (RFC 9700 §2.6). ` +
+      `Only loopback addresses (http://127.0.0.1, http://[::1], http://localhost, any port) and sandbox clients may use http: ${url.href}`,
+  )
+}

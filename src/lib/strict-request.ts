@@ -18,10 +18,18 @@ export const MAX_URL_LENGTH = 8 * 1024
 /** Where a path carries a token: any token too long is an invalid one, answered as the spec says (401, SPEC.md §4.3). */
 const TOKEN_PATH = '/api/verify/token/'
 
-/** Refuses a URL over {@link MAX_URL_LENGTH}, except a token's, which the token route bounds itself. */
-export function checkUrlLength(request: Request): void {
-  if (request.url.length <= MAX_URL_LENGTH) return
-  if (new URL(request.url).pathname.startsWith(TOKEN_PATH)) return
+/**
+ * Refuses, for every route at once, a URL over {@link MAX_URL_LENGTH} (except a token's, which the token
+ * route bounds itself) and a query string that decodes to a NUL byte: Postgres refuses NUL in text, so a
+ * `?state=a%00b` that reached a query was a 500 (issue 19). Path segments are each route's own (a session
+ * id is hashed, an audit id must be a UUID), so an unknown one stays that route's 404.
+ */
+export function checkRequestUrl(request: Request): void {
+  const { url } = request
+  const queryAt = url.indexOf('?')
+  if (queryAt !== -1 && /%00/.test(url.slice(queryAt))) throw new OAuthError('invalid_request', 'The query string contains a NUL byte (%00)')
+  if (url.length <= MAX_URL_LENGTH) return
+  if (new URL(url).pathname.startsWith(TOKEN_PATH)) return
   throw new OAuthError('invalid_request', `The request URL is longer than ${MAX_URL_LENGTH} characters`)
 }
 
@@ -52,12 +60,33 @@ export async function readStrictBody(request: Request, allowed: BodyType[], maxB
   if (declared !== undefined && !(Number.isSafeInteger(declared) && declared >= 0)) throw new OAuthError('invalid_request', 'The Content-Length is not a number of bytes')
   if (declared !== undefined && declared > limit) throw tooLarge(limit)
   // Left to the runtime's parser, which reads the body once: a copy of our own would cost the upload's size again.
-  if (type === 'multipart') return parseMultipart(request)
+  if (type === 'multipart') return checkStrings(await parseMultipart(request))
   const bytes = await readBytes(request, declared ?? limit, () =>
     declared === undefined ? tooLarge(limit) : new OAuthError('invalid_request', 'The request body is longer than its Content-Length'),
   )
   const text = new TextDecoder().decode(bytes)
-  return type === 'json' ? parseJsonObject(text) : parseForm(text)
+  return checkStrings(type === 'json' ? parseJsonObject(text) : parseForm(text))
+}
+
+/**
+ * Every string of a body, member names included, must be storable text: no NUL (Postgres refuses it in
+ * `text`, and a `"state": "a\u0000b"` at the token endpoint was a 500, issue 19) and no lone surrogate
+ * (`"\ud800"`, which no UTF-8 encoder keeps: two different values would be stored as the same U+FFFD).
+ * Checked here, once, so that no route has to remember it for each field it hands to the database.
+ */
+function checkStrings<T>(value: T, name = ''): T {
+  if (typeof value === 'string') {
+    if (value.includes('\u0000')) throw new OAuthError('invalid_request', `The parameter "${name}" contains a NUL byte`)
+    if (!value.isWellFormed()) throw new OAuthError('invalid_request', `The parameter "${name}" is not well-formed Unicode (a lone surrogate)`)
+  } else if (Array.isArray(value)) {
+    value.forEach((item) => checkStrings(item, name))
+  } else if (value !== null && typeof value === 'object' && !(value instanceof Blob)) {
+    for (const [member, inner] of Object.entries(value)) {
+      checkStrings(member, member)
+      checkStrings(inner, member)
+    }
+  }
+  return value
 }
 
 /** Whether a request says its body is multipart/form-data: the one kind large enough to bound separately. */

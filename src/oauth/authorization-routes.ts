@@ -1,5 +1,6 @@
 import { Elysia, t } from 'elysia'
 import type { AppDeps } from '../deps.ts'
+import { OAuthError } from '../errors.ts'
 import { readStrictBody } from '../lib/strict-request.ts'
 import { peerAddress } from '../ratelimit/peer.ts'
 import { checkAuthorizationParameters } from './authorization-request.ts'
@@ -15,6 +16,8 @@ const PushedRequestBody = t.Object({
   ...AuthorizationParameters.properties,
   client_id: t.Optional(t.String({ maxLength: 256, description: 'The authenticated client (required with client_secret_post)' })),
   client_secret: t.Optional(t.String({ maxLength: 256, description: 'client_secret_post, instead of HTTP Basic' })),
+  // Named so that it is refused rather than ignored as an extra member.
+  request_uri: t.Optional(t.String({ description: 'Never: RFC 9126 §2.1, a pushed request must not carry one' })),
 })
 
 /** What a standard OAuth client reads before it sends a visitor: server metadata, and pushed requests. */
@@ -56,6 +59,9 @@ export function authorizationRoutes(deps: AppDeps) {
       async ({ body, headers, request, set }) => {
         set.headers['cache-control'] = 'no-store'
         const client = await authenticateClient(deps, headers.authorization, limitsFor(request), body)
+        // RFC 9126 §2.1: "The request_uri authorization request parameter is one exception, and it MUST NOT
+        // be provided." A pushed request naming another would chain references the page never resolves.
+        if (body.request_uri !== undefined) throw new OAuthError('invalid_request', 'A pushed request must not carry request_uri (RFC 9126 §2.1)')
         const parameters = await checkAuthorizationParameters(deps.db, client, body, deps.clock.now())
         const pushed = await pushAuthorizationRequest(deps, client.id, parameters)
         // RFC 9126 §2.2: "201 Created".

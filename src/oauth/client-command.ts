@@ -52,10 +52,15 @@ export async function clientsCommand(services: Services, sub: string | undefined
   if (sub === 'list') {
     const json = (await listClients(deps.db)).map(describeClient)
     const rows = json.map((c) => [c.client_id, c.status, c.sandbox ? 'yes' : 'no', c.verification_limit === null ? 'none' : String(c.verification_limit), c.created_at.slice(0, 10), c.name])
-    const text = json.length
+    const table = json.length
       ? formatTable(['CLIENT_ID', 'STATUS', 'SANDBOX', 'LIMIT', 'CREATED', 'NAME'], rows)
       : 'No clients yet. Create one with: ofage clients create --name NAME --redirect-uri URI'
-    return { json, text }
+    const cleartext = json.filter((c) => c.needs_https.length > 0)
+    const warning = cleartext.length
+      ? `\n\n${cleartext.length} live client${cleartext.length === 1 ? ' has' : 's have'} http addresses that need https (RFC 9700 §2.6; they work until changed):\n` +
+        cleartext.map((c) => `  ${c.client_id}: ${c.needs_https.join(', ')}`).join('\n')
+      : ''
+    return { json, text: table + warning }
   }
   if (!id) throw new UsageError(`clients ${sub} needs a client id`)
   switch (sub) {
@@ -120,12 +125,27 @@ async function requireUpdate(services: Services, id: string, changes: ClientChan
 
 function showClient(client: Client): Output {
   const json = describeClient(client)
-  return { json, text: formatFields(json) }
+  return { json, text: `${formatFields(withoutEmptyNeedsHttps(json))}${cleartextWarning(json.needs_https)}` }
 }
 
 function withSecret(client: Client, secret: string): Output {
   const json = { ...describeClient(client), client_secret: secret }
-  return { json, text: `${formatFields(json)}\n\nThe client secret is shown this once: store it in the client's backend now.` }
+  return { json, text: `${formatFields(withoutEmptyNeedsHttps(json))}${cleartextWarning(json.needs_https)}\n\nThe client secret is shown this once: store it in the client's backend now.` }
+}
+
+/** The text shows `needs_https` only when there is something to move; the JSON always has the list. */
+function withoutEmptyNeedsHttps<T extends { needs_https: string[] }>(json: T): Omit<T, 'needs_https'> | T {
+  if (json.needs_https.length > 0) return json
+  const { needs_https: _, ...rest } = json
+  return rest
+}
+
+function cleartextWarning(addresses: string[]): string {
+  if (addresses.length === 0) return ''
+  return (
+    `\n\nWarning: this live client has http addresses, registered before https was required. They keep working, but codes and visitors ` +
+    `travel over plain http (RFC 9700 §2.6): register the https address (clients update --add-redirect-uri / --home-url), then remove the http one.`
+  )
 }
 
 /** Reads a duration in seconds: `N`, `Ns`, `Nm`, `Nh` or `Nd`; 0 when the flag is absent. */

@@ -3,7 +3,7 @@ import type { Database } from '../db/client.ts'
 import { clients, type ClientStatus } from '../db/schema.ts'
 import { OAuthError } from '../errors.ts'
 import { constantTimeEqual, hmacHex, randomToken, sha256Hex } from '../lib/crypto.ts'
-import { readHttpUrl } from '../lib/http-url.ts'
+import { isCleartextUrl, readHttpUrl, refuseCleartextUrl } from '../lib/http-url.ts'
 import type { Limit } from '../config.ts'
 import { checkLimit as refuseIfLimited, recordHit, refuseAtLimit, windowHits } from '../ratelimit/limits.ts'
 import type { Clock } from '../lib/clock.ts'
@@ -49,7 +49,18 @@ export function describeClient(client: Client) {
     created_at: client.createdAt.toISOString(),
     /** Set after a rotation with an overlap: until then the previous secret is accepted too. */
     rotation_overlap_until: client.previousSecretExpiresAt?.toISOString() ?? null,
+    /** A live client's http addresses, registered before https was required: they work, and should move. */
+    needs_https: cleartextAddresses(client),
   }
+}
+
+/**
+ * The redirect URIs and home URL of a live client that use plain http off loopback. New ones are refused
+ * (RFC 9700 §2.6); rows registered before that keep working, and the CLI and dashboard list them here.
+ */
+export function cleartextAddresses(client: Pick<Client, 'sandbox' | 'redirectUris' | 'homeUrl'>): string[] {
+  if (client.sandbox) return []
+  return [...client.redirectUris, ...(client.homeUrl ? [client.homeUrl] : [])].filter((url) => isCleartextUrl(url))
 }
 
 /** Creates a client and returns it with its secret, which is shown this once and stored only hashed. */
@@ -57,12 +68,14 @@ export async function createClient(deps: ClientDeps, input: NewClient): Promise<
   const name = input.name.trim()
   if (!name) throw new OAuthError('invalid_request', 'name must not be empty')
   if (input.redirectUris.length === 0) throw new OAuthError('invalid_request', 'at least one redirect URI is required')
-  input.redirectUris.forEach(checkRedirectUri)
+  const sandbox = input.sandbox ?? false
+  input.redirectUris.forEach((uri) => refuseCleartextUrl('a redirect URI', readHttpUrl('redirect URI', uri), sandbox))
   checkRedirectUriCount(new Set(input.redirectUris).size)
   checkMinAge(input.minAge)
   checkLimit(input.verificationLimit)
   checkFaceBuffer(input.faceBuffer)
   const homeUrl = readHomeUrl(input.homeUrl)
+  if (homeUrl) refuseCleartextUrl('the home URL', new URL(homeUrl), sandbox)
   const secret = input.secret ?? randomToken(32)
   const [client] = await deps.db
     .insert(clients)
@@ -76,7 +89,7 @@ export async function createClient(deps: ClientDeps, input: NewClient): Promise<
       verificationLimit: input.verificationLimit ?? null,
       faceBuffer: input.faceBuffer ?? null,
       homeUrl: homeUrl ?? null,
-      sandbox: input.sandbox ?? false,
+      sandbox,
       requirePkce: input.requirePkce ?? false,
       requirePushedRequests: input.requirePushedRequests ?? false,
       createdAt: deps.clock.now(),
@@ -139,6 +152,12 @@ export async function updateClient(db: Database, clientId: string, changes: Clie
   return db.transaction(async (tx) => {
     const [client] = await tx.select().from(clients).where(eq(clients.id, clientId)).for('update')
     if (!client) return undefined
+    // Only what is new must be https: an http address registered before the rule keeps working (it is
+    // listed as needing https), and re-saving it unchanged with another setting is not refused.
+    for (const uri of changes.addRedirectUris ?? []) {
+      if (!client.redirectUris.includes(uri)) refuseCleartextUrl('a redirect URI', new URL(uri), client.sandbox)
+    }
+    if (homeUrl && homeUrl !== client.homeUrl) refuseCleartextUrl('the home URL', new URL(homeUrl), client.sandbox)
     const removed = new Set(changes.removeRedirectUris ?? [])
     const redirectUris = [...new Set([...client.redirectUris, ...(changes.addRedirectUris ?? [])])].filter((u) => !removed.has(u))
     if (redirectUris.length === 0) throw new OAuthError('invalid_request', 'a client must keep at least one redirect URI')

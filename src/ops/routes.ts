@@ -1,7 +1,6 @@
 import { sql } from 'drizzle-orm'
 import { Elysia, t } from 'elysia'
 import type { AppDeps } from '../deps.ts'
-import { OAuthError } from '../errors.ts'
 import { constantTimeEqual, sha256Hex } from '../lib/crypto.ts'
 import { withDeadline } from '../lib/deadline.ts'
 import type { Metrics } from './metrics.ts'
@@ -52,13 +51,16 @@ export function opsRoutes(deps: AppDeps, metrics: Metrics) {
       '/metrics',
       async ({ headers, set }) => {
         // Closed unless the operator chose: metrics name routes, volumes and failure rates of the service.
+        // Answered in plain text for a scraper, never the visitor's error page (issue 19: a wrong token got
+        // "the site that sent you here is not registered… invalid_client" in HTML).
         if (!expectedToken && !deps.config.metricsPublic) {
-          throw new OAuthError('not_found', 'Metrics are off: set METRICS_TOKEN, or METRICS_PUBLIC=1 behind a private network')
+          return plainAnswer(404, 'Metrics are off: set METRICS_TOKEN, or METRICS_PUBLIC=1 behind a private network.')
         }
         if (expectedToken) {
           const presented = /^Bearer (.+)$/.exec(headers.authorization ?? '')?.[1]
           if (!presented || !constantTimeEqual(sha256Hex(presented), expectedToken)) {
-            throw new OAuthError('invalid_client', 'Metrics need the bearer token set in METRICS_TOKEN')
+            // RFC 6750 §3: the scheme the scraper should use (Prometheus: `authorization: { credentials: … }`).
+            return plainAnswer(401, 'Unauthorized: /metrics needs the bearer token set in METRICS_TOKEN.', { 'www-authenticate': 'Bearer realm="ofage metrics"' })
           }
         }
         set.headers['content-type'] = metrics.registry.contentType
@@ -66,6 +68,10 @@ export function opsRoutes(deps: AppDeps, metrics: Metrics) {
       },
       { detail: { summary: 'Prometheus metrics', tags: ['Operations'], security: security.metrics } },
     )
+}
+
+function plainAnswer(status: number, text: string, headers: Record<string, string> = {}): Response {
+  return new Response(`${text}\n`, { status, headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', ...headers } })
 }
 
 function probeDatabase(deps: AppDeps): Promise<boolean> {

@@ -1,4 +1,4 @@
-import type { ErrorCode } from '../errors.ts'
+import type { ErrorCode, ErrorHint } from '../errors.ts'
 import type { PresentationFailure } from '../credentials/presentation.ts'
 import type { PasskeyFailure } from '../passkeys/model.ts'
 import type { FaceFailure } from '../verification/methods/face-policy.ts'
@@ -107,6 +107,8 @@ export type Messages = {
   errorCode: string
   closeHint: string
   errors: Record<ErrorCode, string>
+  /** A sentence for a case of a code, shown instead of the code's own (errors.ts `ErrorHint`). */
+  errorHints: Record<ErrorHint, string>
   languageSwitch: string
   face: FaceMessages
   credential: CredentialMessages
@@ -254,6 +256,10 @@ const en: Messages = {
     too_many_requests: 'Too many requests from your network. Please wait a minute and try again.',
     server_error: 'Something went wrong on our side. Please try again in a moment.',
   },
+  errorHints: {
+    pushed_request_required:
+      'This site must prepare each age check with this service first (a pushed request), and this link was not prepared that way. Go back to the site and start again; if it keeps happening, the site needs to fix its link.',
+  },
 }
 
 const de: Messages = {
@@ -396,6 +402,10 @@ const de: Messages = {
     not_found: 'Unter dieser Adresse gibt es keine Seite.',
     too_many_requests: 'Zu viele Anfragen aus Ihrem Netz. Bitte warten Sie eine Minute und versuchen Sie es erneut.',
     server_error: 'Bei uns ist etwas schiefgelaufen. Bitte versuchen Sie es gleich noch einmal.',
+  },
+  errorHints: {
+    pushed_request_required:
+      'Diese Website muss jede Altersprüfung zuerst bei diesem Dienst anmelden (eine vorab übermittelte Anfrage), und dieser Link wurde nicht so erstellt. Kehren Sie zur Website zurück und beginnen Sie neu; wenn das wieder passiert, muss die Website ihren Link korrigieren.',
   },
 }
 

@@ -28,7 +28,11 @@ export async function checkAuthorizationRequest(deps: { db: Database; clock: { n
     return { ...(await checkAuthorizationParameters(deps.db, client, parameters, deps.clock.now())), client }
   }
   if (client.requirePushedRequests) {
-    throw new OAuthError('invalid_request', 'This site sends its requests to the service first (pushed authorization requests): open the page from the site again.')
+    throw new OAuthError(
+      'invalid_request',
+      'This site sends its requests to the service first (pushed authorization requests, RFC 9126): the link needs a request_uri from POST /api/oauth/par.',
+      'pushed_request_required',
+    )
   }
   return { ...(await checkAuthorizationParameters(deps.db, client, query, deps.clock.now())), client }
 }

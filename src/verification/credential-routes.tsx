@@ -7,7 +7,7 @@ import type { PresentationResult } from '../credentials/presentation.ts'
 import type { AppDeps } from '../deps.ts'
 import { OAuthError } from '../errors.ts'
 import { readStrictBody } from '../lib/strict-request.ts'
-import { createCredentialRequest, findOpenRequest, findSessionRequest, recordAnswer, requestStatus, type CredentialRequest } from './credential-requests.ts'
+import { claimRequest, createCredentialRequest, findOpenRequest, findSessionRequest, recordOutcome, releaseClaim, requestStatus, type CredentialRequest } from './credential-requests.ts'
 import { CsrfForm, LangQuery, readForm } from '../web/forms.ts'
 import type { PageContext } from './page-context.tsx'
 import { MAX_FAILED_ATTEMPTS } from './sessions.ts'
@@ -46,10 +46,23 @@ export function credentialRoutes(deps: AppDeps, { openPage, openForm, offeredMet
     return verifyAgeAnswer(vpToken, answer)
   }
 
-  async function record(request: CredentialRequest, result: PresentationResult | { valid: false; failure: 'declined' }) {
+  /**
+   * Takes the request for this answer, then verifies and records it. The claim comes first, so that of
+   * many answers posted at once only one is verified: the rest are refused before any parsing of theirs.
+   */
+  async function answer(request: CredentialRequest, verifyAnswer: () => Promise<PresentationResult | { valid: false; failure: 'declined' }>) {
+    if (!(await claimRequest(deps, request))) throw new OAuthError('invalid_request', 'This request was already answered')
+    let result
+    try {
+      result = await verifyAnswer()
+    } catch (cause) {
+      await releaseClaim(deps, request)
+      throw cause
+    }
     const outcome = result.valid ? ({ outcome: 'approved', ageOver: result.ageOver } as const) : ({ outcome: 'refused', failure: result.failure } as const)
     deps.metrics.verifications.inc({ method: 'credential', outcome: result.valid ? 'answered' : 'refused' })
-    if (!(await recordAnswer(deps, request, outcome))) throw new OAuthError('invalid_request', 'This request was already answered')
+    await recordOutcome(deps, request, outcome)
+    return result
   }
 
   return new Elysia({ name: 'credential-routes' })
@@ -71,11 +84,10 @@ export function credentialRoutes(deps: AppDeps, { openPage, openForm, offeredMet
         if (!request) throw new OAuthError('invalid_request', 'No open request for this state: it expired, was answered, or never existed')
         set.headers['cache-control'] = 'no-store'
         if (body.error !== undefined) {
-          await record(request, { valid: false, failure: 'declined' })
+          await answer(request, async () => ({ valid: false, failure: 'declined' }))
           return {}
         }
-        const result = await verify(request, parseOrUndefined(body.vp_token ?? ''), { clientId: credentials.verifier.clientId, responseUri })
-        await record(request, result)
+        const result = await answer(request, () => verify(request, parseOrUndefined(body.vp_token ?? ''), { clientId: credentials.verifier.clientId, responseUri }))
         if (!result.valid) throw new OAuthError('invalid_request', `The presentation was not accepted: ${result.failure}`)
         return {}
       },
@@ -119,11 +131,13 @@ export function credentialRoutes(deps: AppDeps, { openPage, openForm, offeredMet
         const page = await openForm(params.id, cookie, request, query.lang, body.csrf)
         const open = await findSessionRequest(deps, page.session, body.request)
         if (!open) throw new OAuthError('invalid_request', 'No open request with this id in this session')
-        const data = parseOrUndefined(body.response)
-        // The API's answer: { protocol, data: { vp_token } } (OpenID4VP 1.0 Appendix A.2), or just its data.
-        const inner = (data as { data?: unknown } | undefined)?.data ?? data
-        const vpToken = (inner as { vp_token?: unknown } | undefined)?.vp_token
-        await record(open, await verify(open, vpToken, { origin: appOrigin }))
+        await answer(open, () => {
+          const data = parseOrUndefined(body.response)
+          // The API's answer: { protocol, data: { vp_token } } (OpenID4VP 1.0 Appendix A.2), or just its data.
+          const inner = (data as { data?: unknown } | undefined)?.data ?? data
+          const vpToken = (inner as { vp_token?: unknown } | undefined)?.vp_token
+          return verify(open, vpToken, { origin: appOrigin })
+        })
         set.headers['cache-control'] = 'no-store'
         return { status: 'answered' }
       },

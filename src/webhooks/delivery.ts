@@ -3,7 +3,7 @@ import { Webhook } from 'standardwebhooks'
 import type { Database } from '../db/client.ts'
 import { webhookDeliveries, webhookEndpoints } from '../db/schema.ts'
 import type { Clock } from '../lib/clock.ts'
-import type { Logger } from '../lib/log.ts'
+import { redact, type Logger } from '../lib/log.ts'
 import type { Metrics } from '../ops/metrics.ts'
 
 /**
@@ -85,8 +85,22 @@ async function send(endpoint: { url: string; secret: string }, delivery: { id: s
     await response.body?.cancel()
     return { ok: response.status >= 200 && response.status < 300, status: response.status, error: null }
   } catch (cause) {
-    return { ok: false, status: null, error: cause instanceof Error ? cause.name : 'error' }
+    return { ok: false, status: null, error: describeSendFailure(cause, endpoint.url) }
   }
+}
+
+/**
+ * Why a send failed, for the log and `webhooks dead`: the system's code and message (`ECONNREFUSED: Unable
+ * to connect…`, `ENOTFOUND`, a timeout), not only the error's class (issue 19: every failure logged
+ * `"error":"TypeError"`). Never the payload or the signature; the endpoint's URL is cut out of the message,
+ * since a receiver's URL may carry a token of its own.
+ */
+export function describeSendFailure(cause: unknown, url: string): string {
+  if (!(cause instanceof Error)) return 'error'
+  const code = (cause as { code?: unknown }).code ?? (cause.cause as { code?: unknown } | undefined)?.code
+  const message = redact(cause.message.replaceAll(url, '[endpoint URL]')).slice(0, 300)
+  const prefix = typeof code === 'string' && code && !message.startsWith(code) ? `${code}: ` : ''
+  return `${cause.name}: ${prefix}${message}`
 }
 
 /** Writes an attempt's outcome, only while the lease is still ours (an expired one may be another's attempt now). */

@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, isNotNull, isNull } from 'drizzle-orm'
 import type { Database } from '../db/client.ts'
-import { webhookDeliveries, webhookEndpoints } from '../db/schema.ts'
+import { clients, webhookDeliveries, webhookEndpoints } from '../db/schema.ts'
 import { OAuthError } from '../errors.ts'
 import type { Clock } from '../lib/clock.ts'
 import { randomToken } from '../lib/crypto.ts'
@@ -25,11 +25,29 @@ export async function addWebhookEndpoint(deps: EndpointDeps, clientId: string, i
   const unknown = events.filter((event) => !(eventTypes as readonly string[]).includes(event))
   if (unknown.length) throw new OAuthError('invalid_request', `unknown event type ${unknown.join(', ')}; known: ${eventTypes.join(', ')}`)
   const secret = `whsec_${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64')}`
-  const [endpoint] = await deps.db
-    .insert(webhookEndpoints)
-    .values({ id: `we_${randomToken(12)}`, clientId, url: url.href, secret, events: events as EventType[], createdAt: deps.clock.now() })
-    .returning()
-  return endpoint!
+  return deps.db.transaction(async (tx) => {
+    // One endpoint per client and URL (as the parser writes it): a second would send each event twice,
+    // signed with a secret the receiver does not have (issue 19). The client's row is locked so that two
+    // adds at once cannot both find none. Not a unique index: a database holding such pairs from before
+    // could then not be migrated at start; `webhooks list` shows them, and `webhooks remove` ends one.
+    await tx.select({ id: clients.id }).from(clients).where(eq(clients.id, clientId)).for('update')
+    const [existing] = await tx
+      .select({ id: webhookEndpoints.id })
+      .from(webhookEndpoints)
+      .where(and(eq(webhookEndpoints.clientId, clientId), eq(webhookEndpoints.url, url.href)))
+    if (existing) {
+      throw new OAuthError(
+        'invalid_request',
+        `client ${clientId} already has the webhook endpoint ${existing.id} for ${url.href}, with its own signing secret: ` +
+          `to change its events or secret, remove it (webhooks remove ${existing.id}) and add it again`,
+      )
+    }
+    const [endpoint] = await tx
+      .insert(webhookEndpoints)
+      .values({ id: `we_${randomToken(12)}`, clientId, url: url.href, secret, events: events as EventType[], createdAt: deps.clock.now() })
+      .returning()
+    return endpoint!
+  })
 }
 
 export async function listWebhookEndpoints(db: Database, clientId: string): Promise<WebhookEndpoint[]> {

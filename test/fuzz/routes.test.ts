@@ -35,6 +35,9 @@ test('the property refuses a 5xx, HTML or an error body other than the spec\'s u
   expect(problems('/s/x', '<!doctype html>', { status: 200, headers: { 'content-type': 'text/html' } })).toEqual(['no_csp'])
   expect(problems('/s/x/methods/face', '{}', { status: 503, headers: { ...jsonType, 'retry-after': '5' } })).toEqual([])
   expect(problems('/api/verify/token/x', '{"success":false,"valid":false,"message":"Invalid or expired token"}', { status: 401, headers: jsonType })).toEqual([])
+  // /metrics refuses its scraper in plain text, with or without the trailing slash the router also serves; never the HTML page.
+  for (const path of ['/metrics', '/metrics/']) expect(problems(path, 'Unauthorized\n', { status: 401, headers: { 'content-type': 'text/plain; charset=utf-8' } })).toEqual([])
+  expect(problems('/metrics', '<!doctype html>', { status: 401, headers: { 'content-type': 'text/html', 'content-security-policy': "default-src 'none'" } })).toEqual(['html_for_scraper: 401'])
 })
 
 test('hostile requests to every route: no 5xx, no HTML under /api/, the spec error body and status, pages with their CSP', async () => {

@@ -552,8 +552,13 @@ export function judge(request: Request, response: Response, text: string): strin
     return problems
   }
   if (type.startsWith('text/html') && !response.headers.has('content-security-policy')) problems.push('no_csp')
-  // A page's error is the error page, or JSON for the page's own scripts.
-  if (status >= 400 && !bodyless && !/^(text\/html|application\/json)/.test(type)) problems.push(`page_error_type: ${status} ${type}`)
+  // A page's error is the error page, or JSON for the page's own scripts; /metrics answers its scraper in
+  // plain text, and only 401 or 404 (issue 19: it was the visitor's page about an unregistered site).
+  // The router serves `/metrics/` too.
+  const metrics = pathname.replace(/\/$/, '') === '/metrics'
+  const scraperError = metrics && (status === 401 || status === 404) && type.startsWith('text/plain')
+  if (status >= 400 && !bodyless && !scraperError && !/^(text\/html|application\/json)/.test(type)) problems.push(`page_error_type: ${status} ${type}`)
+  if (metrics && request.method === 'GET' && (status === 401 || status === 404) && /html/i.test(type)) problems.push(`html_for_scraper: ${status}`)
   if (!pageStatuses.has(status) && !busy) problems.push(`page_status: ${status}`)
   const code = /class="code">[\s\S]*?<code>([a-z_]+)<\/code>/.exec(text)?.[1]
   if (code && status >= 400 && errorStatus[code as ErrorCode] !== status) problems.push(`page_status: ${status} for ${code}`)

@@ -177,6 +177,34 @@ describe('pushed authorization requests (RFC 9126)', () => {
     expect((await browser.open({ client_id: parOnly.id, request_uri })).response.status).toBe(400)
   })
 
+  test('a pushed request that itself carries request_uri is invalid_request (RFC 9126 §2.1)', async () => {
+    const { request_uri } = await json(await push({ redirect_uri: REDIRECT_URI }))
+    const pushes: Record<string, string>[] = [{ redirect_uri: REDIRECT_URI, request_uri }, { redirect_uri: REDIRECT_URI, request_uri: 'https://shop.example/req' }, { request_uri }]
+    for (const fields of pushes) {
+      const chained = await push(fields)
+      expect(chained.status).toBe(400)
+      expect(await json(chained)).toEqual({ error: 'invalid_request', error_description: 'A pushed request must not carry request_uri (RFC 9126 §2.1)' })
+    }
+    const asJson = await ctx.request('/api/oauth/par', { method: 'POST', headers: { 'content-type': 'application/json', authorization: shop.authorization }, body: JSON.stringify({ redirect_uri: REDIRECT_URI, request_uri }) })
+    expect(asJson.status).toBe(400)
+    expect((await json(asJson)).error).toBe('invalid_request')
+  })
+
+  test("a pushed-requests-only client's plain link says a pushed request is required, in English and German", async () => {
+    const parOnly = await ctx.createClient({ name: 'PAR only shop', requirePushedRequests: true })
+    const url = `/?client_id=${parOnly.id}&redirect_uri=${encodeURIComponent(REDIRECT_URI)}`
+    const english = await ctx.request(url)
+    expect(english.status).toBe(400)
+    const text = await english.text()
+    expect(text).toContain('prepare each age check with this service first (a pushed request)')
+    expect(text).not.toContain('incomplete or not valid')
+    expect(text).toContain('invalid_request')
+    const german = await ctx.request(`${url}&lang=de`)
+    expect(await german.text()).toContain('vorab übermittelte Anfrage')
+    // Any other invalid link keeps the general sentence.
+    expect(await (await ctx.request(`/?client_id=${parOnly.id}&age_required=x`)).text()).toContain('incomplete or not valid')
+  })
+
   test('the push is checked as the page would be, and needs client credentials', async () => {
     const unregistered = await push({ redirect_uri: 'https://evil.example/cb' })
     expect(unregistered.status).toBe(400)

@@ -8,6 +8,7 @@ import { createDevIssuer, issueDevCredential, type DevCredentialFormat, type Dev
 import { answerRequest, createDevWallet, fetchRequest, presentToVerifier, type DevWallet } from '../../src/credentials/dev/wallet.ts'
 import { createTestContext, json, PUBLIC_URL, queryRows, REDIRECT_URI, type TestContext } from '../helpers.ts'
 import { callback, testBrowser } from './browser.ts'
+import { claimRequest, findOpenRequest, releaseClaim } from '../../src/verification/credential-requests.ts'
 
 /**
  * The digital credential method over HTTP: the page opens a wallet request, the test wallet (speaking
@@ -144,6 +145,44 @@ describe('answers that must not complete a session', () => {
     expect(callback(await flow.redeem())).toBeDefined()
     // The same answer redeemed again, or the session used again: nothing.
     expect((await flow.redeem()).status).toBe(400)
+  })
+
+  test('of many answers posted at once to one request, one is verified; the rest are refused before verification (issue 19)', async () => {
+    const flow = await startRequest()
+    // The wallet's post, kept instead of sent: then the same post many times at once.
+    let post: { url: string; body: string } | undefined
+    const keep = (async (input: string | URL | Request, init?: RequestInit) => {
+      const request = new Request(input, init)
+      if (request.method !== 'POST') return ctx.handle(request)
+      post = { url: request.url, body: await request.text() }
+      return Response.json({})
+    }) as typeof fetch
+    await presentToVerifier(await walletWith('sd-jwt', 30), flow.request.wallet_url, { now: NOW, fetcher: keep })
+    const verified = async () => (await ctx.deps.metrics.verifications.get()).values.filter((v) => v.labels.method === 'credential').reduce((sum, v) => sum + v.value, 0)
+    const before = await verified()
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, () => ctx.handle(new Request(post!.url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: post!.body }))),
+    )
+    expect(answers.filter((answer) => answer.status === 200)).toHaveLength(1)
+    const refused = answers.filter((answer) => answer.status !== 200)
+    expect(refused).toHaveLength(39)
+    for (const answer of refused) expect((await json(answer)).error).toBe('invalid_request')
+    expect((await verified()) - before).toBe(1)
+    expect(await flow.status()).toBe('answered')
+    expect(callback(await flow.redeem())).toBeDefined()
+  })
+
+  test('a request claimed but still being verified reads as pending and cannot be redeemed yet', async () => {
+    const flow = await startRequest()
+    const state = (await fetchRequest(flow.request.wallet_url, fetcher, NOW)).state
+    const request = (await findOpenRequest(ctx.deps, state))!
+    expect(await claimRequest(ctx.deps, request)).toBe(true)
+    expect(await claimRequest(ctx.deps, request)).toBe(false)
+    expect(await flow.status()).toBe('pending')
+    expect((await flow.redeem()).status).toBe(400)
+    // A verification that failed inside (not a refusal) gives the claim back: the wallet may post again.
+    await releaseClaim(ctx.deps, request)
+    expect(await claimRequest(ctx.deps, request)).toBe(true)
   })
 
   test("another session's presentation, posted with this session's state, is refused (wrong nonce)", async () => {

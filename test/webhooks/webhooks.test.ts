@@ -76,6 +76,29 @@ describe('events are written with what they report', () => {
     expect(await outbox(endpoint.id)).toEqual([])
   })
 
+  test('the same URL cannot be added twice to a client (two secrets for one receiver); another client, or another URL, may', async () => {
+    const shop = await ctx.createClient({ name: 'Twice shop' })
+    const first = await addWebhookEndpoint(ctx.deps, shop.id, { url: 'https://shop.example/hooks' })
+    for (const url of ['https://shop.example/hooks', 'https://SHOP.example:443/hooks']) {
+      const refused = await addWebhookEndpoint(ctx.deps, shop.id, { url, events: ['code.replayed'] }).catch((error) => error)
+      expect(refused.code).toBe('invalid_request')
+      expect(refused.description).toBe(
+        `client ${shop.id} already has the webhook endpoint ${first.id} for https://shop.example/hooks, with its own signing secret: ` +
+          `to change its events or secret, remove it (webhooks remove ${first.id}) and add it again`,
+      )
+    }
+    // Added at once, the same URL is still stored once.
+    const raced = await Promise.allSettled([1, 2, 3, 4, 5, 6, 7, 8].map(() => addWebhookEndpoint(ctx.deps, shop.id, { url: 'https://shop.example/raced' })))
+    expect(raced.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(1)
+    const other = await ctx.createClient({ name: 'Other shop' })
+    expect((await addWebhookEndpoint(ctx.deps, other.id, { url: 'https://shop.example/hooks' })).url).toBe('https://shop.example/hooks')
+    expect((await addWebhookEndpoint(ctx.deps, shop.id, { url: 'https://shop.example/hooks/2' })).url).toBe('https://shop.example/hooks/2')
+    const out: string[] = []
+    const io = { out: (text: string) => out.push(text), err: (text: string) => out.push(text) }
+    expect(await runCommand({ deps: ctx.deps, close: async () => {} }, ['webhooks', 'add', shop.id, '--url', 'https://shop.example/hooks'], io)).toBe(1)
+    expect(out.join('\n')).toContain(`already has the webhook endpoint ${first.id}`)
+  })
+
   test('an endpoint gets only the events it asked for; bad URLs and unknown events are refused', async () => {
     const shop = await ctx.createClient({ name: 'Picky shop' })
     const endpoint = await addWebhookEndpoint(ctx.deps, shop.id, { url: 'https://shop.example/replays', events: ['code.replayed'] })
@@ -102,7 +125,7 @@ describe('delivery', () => {
       expect(new Webhook(endpoint.secret).verify(message!.body, headers)).toMatchObject({ type: 'verification.approved' })
       expect(await verifyWebhook(endpoint.secret, message!.body, headers)).toMatchObject({ ok: true, id: message!.id, event: { type: 'verification.approved' } })
       expect(await verifyWebhook(endpoint.secret, message!.body.replace('"age_over":18', '"age_over":21'), headers)).toEqual({ ok: false, reason: 'bad_signature' })
-      const other = await addWebhookEndpoint(ctx.deps, shop.id, { url: receiver.url })
+      const other = await addWebhookEndpoint(ctx.deps, shop.id, { url: `${receiver.url}/other` })
       expect(await verifyWebhook(other.secret, message!.body, headers)).toEqual({ ok: false, reason: 'bad_signature' })
       expect(await verifyWebhook(endpoint.secret, message!.body, headers, { now: new Date(Date.now() + 10 * 60_000) })).toEqual({ ok: false, reason: 'stale' })
       expect((await outbox(endpoint.id))[0]!.deliveredAt).not.toBeNull()
@@ -132,6 +155,28 @@ describe('delivery', () => {
       expect(await deliverDue(ctx.deps)).toBe(0)
     } finally {
       receiver.stop()
+    }
+  })
+
+  test('a failed send logs its cause (ECONNREFUSED and the message), not only "TypeError", and never the payload, secret or URL token', async () => {
+    const closed = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response(null) })
+    const url = `http://127.0.0.1:${closed.port}/hooks/t0ken-in-path?key=s3cret`
+    closed.stop(true)
+    const shop = await ctx.createClient({ name: 'Unreachable shop' })
+    const endpoint = await addWebhookEndpoint(ctx.deps, shop.id, { url })
+    await ctx.issueCode({ clientId: shop.id })
+    try {
+      const lines: Record<string, unknown>[] = []
+      const log = { info: (event: string, fields?: Record<string, unknown>) => void lines.push({ event, ...fields }), error: () => {} }
+      expect(await deliverDue({ ...ctx.deps, log })).toBeGreaterThanOrEqual(1)
+      const failed = lines.find((line) => line.event === 'webhook_failed' && line.endpoint_id === endpoint.id)!
+      expect(failed.error).toStartWith('TypeError: ECONNREFUSED')
+      const [delivery] = await outbox(endpoint.id)
+      expect(delivery!.lastError).toBe(failed.error as string)
+      const logged = JSON.stringify(lines)
+      for (const secret of [endpoint.secret, 't0ken-in-path', 's3cret', 'verification.approved', delivery!.payload]) expect(logged).not.toContain(secret)
+    } finally {
+      await removeWebhookEndpoint(ctx.deps.db, endpoint.id)
     }
   })
 

@@ -1,0 +1,33 @@
+import { eq } from 'drizzle-orm'
+import type { Config } from '../config.ts'
+import type { Database } from '../db/client.ts'
+import { serverSecrets } from '../db/schema.ts'
+import type { Clock } from '../lib/clock.ts'
+
+/**
+ * Not a secret: the addresses the server last started with. A CLI command that opens the database itself
+ * (Postgres, or the embedded store while no server runs) prints links to the server, not to wherever the
+ * operator's shell would put one: a server started with PORT=3200 once got `users create` links to
+ * `localhost:3000` built from the shell's defaults (issue 19).
+ */
+const RECORD = 'server_addresses'
+
+export type ServerAddresses = { appUrl: string; publicUrl: string; recordedAt: Date }
+
+/** Written by the server at start, beside the published key's record; the last server started wins. */
+export async function recordServerAddresses(deps: { db: Database; config: Pick<Config, 'appUrl' | 'publicUrl'>; clock: Clock }): Promise<void> {
+  const value = JSON.stringify({ app_url: deps.config.appUrl, public_url: deps.config.publicUrl })
+  const recordedAt = deps.clock.now()
+  await deps.db
+    .insert(serverSecrets)
+    .values({ name: RECORD, value, createdAt: recordedAt })
+    .onConflictDoUpdate({ target: serverSecrets.name, set: { value, createdAt: recordedAt } })
+}
+
+/** The addresses the server last started with, or undefined before any server ran on this database. */
+export async function findServerAddresses(db: Database): Promise<ServerAddresses | undefined> {
+  const [row] = await db.select().from(serverSecrets).where(eq(serverSecrets.name, RECORD))
+  if (!row) return undefined
+  const { app_url, public_url } = JSON.parse(row.value) as { app_url: string; public_url: string }
+  return { appUrl: app_url, publicUrl: public_url, recordedAt: row.createdAt }
+}
