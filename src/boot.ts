@@ -42,6 +42,11 @@ export async function startServices(
     challengeTurns?: AppDeps['challengeTurns']
     /** False: fail (ConfigError) rather than generate the signing key when the database holds none yet. */
     createSigningKey?: boolean
+    /**
+     * True for the server: the demo client follows this PUBLIC_URL. Otherwise (a CLI command opening the
+     * database itself) it is only created when missing, never pointed at the shell's address.
+     */
+    syncDemoClient?: boolean
   } = {},
 ): Promise<Services> {
   const clock = options.clock ?? systemClock
@@ -60,7 +65,7 @@ export async function startServices(
       const { verifierKeyFile: keyFile, verifierCertificateFile: certificateFile } = config.credentials
       deps.credentials = { trustList, verifier: await loadVerifierKey(open.db, { appUrl: config.appUrl, keyFile, certificateFile }, clock.now()) }
     }
-    if (config.demo) await ensureDemoClient(deps)
+    if (config.demo) await ensureDemoClient(deps, { sync: options.syncDemoClient ?? false })
     // Only the server runs the face check; CLI commands never load its models.
     if (options.estimator && config.face.enabled) deps.estimator = startEstimator(config, deps.log)
     return {

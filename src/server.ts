@@ -44,7 +44,7 @@ export async function pruneExpired(deps: AppDeps): Promise<void> {
  * (src/ops/workers.ts); all of them listen on the same port and the kernel spreads connections.
  */
 export async function runServer(config: Config): Promise<void> {
-  const services = await startServices(config, { estimator: true })
+  const services = await startServices(config, { estimator: true, syncDemoClient: true })
   const { deps } = services
   const primary = workerIndex() === 0
   // What `ofage keys show` checks that it shows (the key this server publishes), and the address that

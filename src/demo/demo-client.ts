@@ -18,8 +18,12 @@ export function demoRedirectUri(publicUrl: string): string {
   return `${publicUrl}/demo/callback`
 }
 
-/** Creates the demo client, or brings it in line with the current PUBLIC_URL. Idempotent. */
-export async function ensureDemoClient(deps: AppDeps): Promise<void> {
+/**
+ * Creates the demo client; with `sync` (the server) also brings an existing one in line with the current
+ * PUBLIC_URL. Idempotent. A CLI command never syncs: its shell's PUBLIC_URL may not be the server's, and
+ * the running server's /demo would then send visitors to an address nobody serves.
+ */
+export async function ensureDemoClient(deps: AppDeps, options: { sync: boolean }): Promise<void> {
   const redirectUri = demoRedirectUri(deps.config.publicUrl)
   const existing = await findClient(deps.db, DEMO_CLIENT_ID)
   if (!existing) {
@@ -35,6 +39,7 @@ export async function ensureDemoClient(deps: AppDeps): Promise<void> {
     })
     return
   }
+  if (!options.sync) return
   await deps.db
     .update(clients)
     .set({ redirectUris: [redirectUri], sandbox: true, status: 'active', verificationLimit: null, minAge: null })
