@@ -7,13 +7,18 @@ import bunLock from '../bun.lock'
 type NpmEntry = { version?: string; integrity?: string; dev?: boolean; optional?: boolean; [key: string]: unknown }
 type BunEntry = [string, string, { optionalDependencies?: Record<string, string> }, string]
 
+/** npm writes the lock (from node_modules when there is none, else from the lock), never node_modules. */
+function npmLockOnly() {
+  const npm = Bun.spawnSync(['npm', 'install', '--package-lock-only', '--ignore-scripts', '--no-audit', '--no-fund'], {
+    stdout: 'inherit',
+    stderr: 'inherit',
+  })
+  if (npm.exitCode !== 0) process.exit(npm.exitCode ?? 1)
+  rmSync('node_modules/.package-lock.json', { force: true })
+}
+
 rmSync('package-lock.json', { force: true })
-const npm = Bun.spawnSync(['npm', 'install', '--package-lock-only', '--ignore-scripts', '--no-audit', '--no-fund'], {
-  stdout: 'inherit',
-  stderr: 'inherit',
-})
-if (npm.exitCode !== 0) process.exit(npm.exitCode ?? 1)
-rmSync('node_modules/.package-lock.json', { force: true })
+npmLockOnly()
 
 const lock = await Bun.file('package-lock.json').json()
 const packages: Record<string, NpmEntry> = lock.packages
@@ -40,6 +45,8 @@ for (const [id, , meta] of bunEntries) {
 
 lock.packages = Object.fromEntries(Object.entries(packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a < b ? -1 : 1)))
 await Bun.write('package-lock.json', `${JSON.stringify(lock, null, 2)}\n`)
+// Once more, so that the file is in npm's own layout and a later `npm install` leaves it as it is.
+npmLockOnly()
 
 function nameAt(path: string): string {
   return path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length)
