@@ -34,8 +34,8 @@ afterAll(async () => {
   if (!onPostgres) return
   server?.kill('SIGTERM')
   await server?.exited
-  await services.close()
-  await database.drop()
+  await services?.close()
+  await database?.drop()
 })
 
 test.skipIf(!onPostgres)('kill -9 mid-burst: usage equals audit rows, no code redeemed twice, interrupted sessions complete after the restart', async () => {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
 import { generateKeyPairSync } from 'node:crypto'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -11,7 +11,7 @@ import { startServices, type Services } from '../src/boot.ts'
 import { runCli } from '../src/cli.ts'
 import type { Config } from '../src/config.ts'
 import { ConfigError } from '../src/errors.ts'
-import { fixedClock } from '../src/lib/clock.ts'
+import { fixedClock, type Clock } from '../src/lib/clock.ts'
 import { silentLogger } from '../src/lib/log.ts'
 import { issueCode } from '../src/oauth/codes.ts'
 import { recordPublishedKey } from '../src/keys/published-key.ts'
@@ -45,6 +45,21 @@ afterAll(async () => {
   rmSync(lockedDir, { recursive: true, force: true })
 })
 
+/**
+ * Commands and services still running. A test that times out is abandoned, not stopped: its command goes
+ * on holding the embedded store, and every later test would fail on the lock (issue 19, Found 8). Each
+ * test therefore ends only when what it started has closed the store.
+ */
+const inFlight = new Set<Promise<unknown>>()
+afterEach(async () => {
+  await Promise.allSettled(inFlight)
+}, 60_000)
+
+function tracked<T>(work: Promise<T>): Promise<T> {
+  inFlight.add(work)
+  return work.finally(() => inFlight.delete(work))
+}
+
 async function cli(...argv: string[]) {
   return cliWith(config, ...argv)
 }
@@ -52,17 +67,21 @@ async function cli(...argv: string[]) {
 async function cliWith(target: Config, ...argv: string[]) {
   const out: string[] = []
   const err: string[] = []
-  const status = await runCli(argv, target, { out: (text) => out.push(text), err: (text) => err.push(text) })
+  const status = await tracked(runCli(argv, target, { out: (text) => out.push(text), err: (text) => err.push(text) }))
   return { status, out: out.join('\n'), err: err.join('\n'), json: () => JSON.parse(out.join('\n')) }
 }
 
-async function withServices<T>(use: (services: Services) => Promise<T>): Promise<T> {
-  const services = await startServices(config, { log: silentLogger })
-  try {
-    return await use(services)
-  } finally {
-    await services.close()
-  }
+function withServices<T>(use: (services: Services) => Promise<T>, options: { config?: Config; clock?: Clock } = {}): Promise<T> {
+  return tracked(
+    (async () => {
+      const services = await startServices(options.config ?? config, { log: silentLogger, clock: options.clock })
+      try {
+        return await use(services)
+      } finally {
+        await services.close()
+      }
+    })(),
+  )
 }
 
 /** Issues a code as the page would, exchanges it over HTTP, and returns the exchange's response. */
@@ -417,12 +436,10 @@ describe('clients: rename, list, delete', () => {
   test('a client whose verifications are all from past months is deleted without --force; a second delete finds no client', async () => {
     const { client_id: id } = (await cli('clients', 'create', '--name', 'Old shop', '--redirect-uri', REDIRECT_URI, '--json')).json()
     const lastMonth = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth() - 1, 15))
-    const services = await startServices(config, { log: silentLogger, clock: fixedClock(lastMonth) })
-    try {
-      await issueCode(services.deps, { clientId: id, redirectUri: REDIRECT_URI, state: 's', ageOver: 18, methodClass: 'age_only' })
-    } finally {
-      await services.close()
-    }
+    await withServices(
+      ({ deps }) => issueCode(deps, { clientId: id, redirectUri: REDIRECT_URI, state: 's', ageOver: 18, methodClass: 'age_only' }),
+      { clock: fixedClock(lastMonth) },
+    )
     expect(await cli('clients', 'delete', id)).toMatchObject({ status: 0, out: `Deleted client ${id}, its 1 audit row, usage counters and webhook endpoints.`, err: '' })
     const again = await cli('clients', 'delete', id, '--force')
     expect(again).toMatchObject({ status: 1, out: '' })
@@ -434,16 +451,16 @@ describe('audit list', () => {
   test('a client\'s audit rows newest first, from --since, at most --limit; a header over the text', async () => {
     const { client_id: id } = (await cli('clients', 'create', '--name', 'Audited shop', '--redirect-uri', REDIRECT_URI, '--json')).json()
     const clock = fixedClock('2026-03-01T10:00:00.000Z')
-    const services = await startServices(config, { log: silentLogger, clock })
     const issued: string[] = []
-    try {
-      for (const methodClass of ['age_only', 'biometric', 'age_only'] as const) {
-        issued.push((await issueCode(services.deps, { clientId: id, redirectUri: REDIRECT_URI, state: 's', ageOver: 18, methodClass })).transactionId)
-        clock.advance(60 * 60_000)
-      }
-    } finally {
-      await services.close()
-    }
+    await withServices(
+      async ({ deps }) => {
+        for (const methodClass of ['age_only', 'biometric', 'age_only'] as const) {
+          issued.push((await issueCode(deps, { clientId: id, redirectUri: REDIRECT_URI, state: 's', ageOver: 18, methodClass })).transactionId)
+          clock.advance(60 * 60_000)
+        }
+      },
+      { clock },
+    )
     const newestFirst = [...issued].reverse()
     const ids = (result: { json(): { transaction_id: string }[] }) => result.json().map((row) => row.transaction_id)
     expect(ids(await cli('audit', 'list', '--client', id, '--json'))).toEqual(newestFirst)
@@ -535,12 +552,7 @@ describe('keys show', () => {
   test('refuses to show a key other than the one the server recorded at its start', async () => {
     // A key in the database (a start without SIGNING_KEY_FILE), then a server that starts with the file.
     await cliWith(keysConfig, 'migrate')
-    const services = await startServices(withFile(), { log: silentLogger })
-    try {
-      await recordPublishedKey(services.deps)
-    } finally {
-      await services.close()
-    }
+    await withServices(({ deps }) => recordPublishedKey(deps), { config: withFile() })
     // This shell lacks the server's SIGNING_KEY_FILE: it would load the database's key.
     const refused = await cliWith(keysConfig, 'keys', 'show')
     expect(refused).toMatchObject({ status: 1, out: '' })

@@ -64,8 +64,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (!onPostgres) return
-  server.kill('SIGKILL')
-  await database.drop()
+  server?.kill('SIGKILL')
+  await database?.drop()
 })
 
 test.skipIf(!onPostgres)('three workers serve one port; a dead one is started again; when the first is killed outright the others stop', async () => {

@@ -36,11 +36,11 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (!onPostgres) return
-  server.kill('SIGTERM')
-  await server.exited
-  await proxy.close()
-  await services.close()
-  await database.drop()
+  server?.kill('SIGTERM')
+  await server?.exited
+  await proxy?.close()
+  await services?.close()
+  await database?.drop()
 }, 30_000)
 
 /**

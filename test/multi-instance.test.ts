@@ -29,12 +29,10 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (!onPostgres) return
-  for (const server of servers) {
-    server.process.kill('SIGTERM')
-    await server.process.exited
-  }
-  await services.close()
-  await database.drop()
+  for (const server of servers) server.process.kill('SIGTERM')
+  await Promise.all(servers.map((server) => server.process.exited))
+  await services?.close()
+  await database?.drop()
 })
 
 test.skipIf(!onPostgres)('the same codes raced across two instances: exactly one token each, valid on both', async () => {

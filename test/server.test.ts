@@ -19,18 +19,25 @@ test('pruneExpired removes codes, sessions and passes an hour past expiry, and k
   const browser = testBrowser(ctx)
   const { page } = await browser.open({ client_id: client.id })
   await browser.post(page.action('/methods/sandbox'), { csrf: page.csrf!, age: '30', method_class: 'age_only' })
-  const before = { codes: await count('auth_codes'), sessions: await count('verification_sessions'), passes: await count('age_passes') }
-  expect(before).toEqual({ codes: 1, sessions: 1, passes: 1 })
+  const counts = async () => ({ codes: await count('auth_codes'), sessions: await count('verification_sessions'), passes: await count('age_passes') })
+  expect(await counts()).toEqual({ codes: 1, sessions: 1, passes: 1 })
 
-  ctx.clock.advance(60 * 60_000)
-  await pruneExpired(ctx.deps)
-  expect(await count('verification_sessions')).toBe(1)
-  ctx.clock.advance(31 * 24 * 60 * 60_000)
-  await pruneExpired(ctx.deps)
-  expect({ codes: await count('auth_codes'), sessions: await count('verification_sessions'), passes: await count('age_passes') }).toEqual({
-    codes: 0,
-    sessions: 0,
-    passes: 0,
-  })
+  // A code lives 60 s and an age pass 30 days (README); a page session 30 min. Each row outlives its expiry
+  // by an hour and is gone just after. The clock stood still while the three were made.
+  const minute = 60_000
+  const hour = 60 * minute
+  let elapsed = 0
+  const pruneAt = async (ms: number) => {
+    ctx.clock.advance(ms - elapsed)
+    elapsed = ms
+    await pruneExpired(ctx.deps)
+    return counts()
+  }
+  expect(await pruneAt(minute + hour - 1)).toEqual({ codes: 1, sessions: 1, passes: 1 })
+  expect(await pruneAt(minute + hour + 1)).toEqual({ codes: 0, sessions: 1, passes: 1 })
+  expect(await pruneAt(30 * minute + hour - 1)).toEqual({ codes: 0, sessions: 1, passes: 1 })
+  expect(await pruneAt(30 * minute + hour + 1)).toEqual({ codes: 0, sessions: 0, passes: 1 })
+  expect(await pruneAt(30 * 24 * hour + hour - 1)).toEqual({ codes: 0, sessions: 0, passes: 1 })
+  expect(await pruneAt(30 * 24 * hour + hour + 1)).toEqual({ codes: 0, sessions: 0, passes: 0 })
   expect(await count('audit_logs')).toBe(1)
 })

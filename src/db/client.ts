@@ -19,6 +19,9 @@ export const LOCK_TIMEOUT_MS = 3_000
 /** A connection whose server says nothing this long after a query is dead (src/db/watched-socket.ts). */
 export const SILENT_CONNECTION_MS = STATEMENT_TIMEOUT_MS + 1_000
 
+/** The fix that the installed postgres.js must carry (applied by `bun install`, or by the postinstall under npm). */
+export const DRIVER_PATCH = 'src/db/patches/postgres@3.4.9.patch'
+
 /** The one database type the services use: Drizzle over PGlite or over postgres.js, same schema. */
 export type Database = PgDatabase<PgQueryResultHKT, typeof schema>
 
@@ -53,6 +56,15 @@ export async function openDatabase(target: DatabaseTarget, options: OpenOptions 
 }
 
 async function openPostgres(target: DatabaseTarget & { kind: 'postgres' }, options: OpenOptions): Promise<OpenDatabase> {
+  // Without src/db/patches/ a lost connection can crash the process or run a transaction's statements
+  // outside it; an install that skipped the patch (`--ignore-scripts`, a hand-copied tree) must not start.
+  if (Reflect.get(postgres, 'ofagePatched') !== true) {
+    throw new ConfigError(
+      'DATABASE_URL',
+      `needs the postgres driver patched by ${DRIVER_PATCH}, and the installed one is not: ` +
+        'run `npm install` or `bun install` again, with install scripts allowed',
+    )
+  }
   // `socket` is a documented postgres.js option that its type declarations leave out.
   const client = postgres(target.url, {
     max: options.maxConnections ?? 10,

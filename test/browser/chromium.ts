@@ -20,6 +20,12 @@ if (!hasChromium) {
   console.warn(`browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`)
 }
 
+/**
+ * `bun run screenshots` rewrites docs/screenshots/ with the browser tests' own pages (UPDATE_SCREENSHOTS=1).
+ * The screenshot tests exist only then: registered as skipped, every ordinary run reported them.
+ */
+export const updatingScreenshots = process.env.UPDATE_SCREENSHOTS === '1'
+
 const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
 
 export function launchChromium(extraArgs: string[] = []): Promise<Browser> {

@@ -4,7 +4,7 @@ import type { Browser, Page } from 'playwright-core'
 import { runCommand } from '../../src/commands.ts'
 import { createClient } from '../../src/oauth/clients.ts'
 import { basic } from '../helpers.ts'
-import { axeViolations, hasChromium, launchChromium, startTestServer, type RunningServer } from './chromium.ts'
+import { axeViolations, hasChromium, launchChromium, startTestServer, updatingScreenshots, type RunningServer } from './chromium.ts'
 import { credentialsOf, pageWithAuthenticator } from './webauthn.ts'
 
 /**
@@ -278,7 +278,7 @@ describe.skipIf(!hasChromium)('the client dashboard in headless Chromium', () =>
     expect(await page.locator(`rect.bar[data-day="${today}"]`).getAttribute('data-total')).toBe('1')
     expect(await page.locator('[data-count="total_verifications"]').textContent()).toBe('1')
 
-    if (process.env.UPDATE_SCREENSHOTS) {
+    if (updatingScreenshots) {
       mkdirSync('docs/screenshots', { recursive: true })
       for (const [name, viewport] of [['desktop', { width: 1280, height: 860 }], ['phone', { width: 390, height: 844 }]] as const) {
         await page.setViewportSize(viewport)

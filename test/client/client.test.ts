@@ -152,8 +152,12 @@ describe('from Node', () => {
 const ofage = new OfageClient({ baseUrl: process.argv[1], clientId: 'cl_x' })
 console.log(JSON.stringify([(await ofage.discover()).issuer, await ofage.verifyAgeToken('a.b.c', { minimumAge: 18 })]))`
     const node = Bun.spawn(['node', '--input-type=module', '-e', script, running.baseUrl], { stdout: 'pipe', stderr: 'pipe' })
-    const [out, err] = [await new Response(node.stdout).text(), await new Response(node.stderr).text()]
-    expect(err).toBe('')
-    expect(JSON.parse(out)).toEqual([running.services.deps.config.issuerUrl, { ok: false, reason: 'malformed' }])
+    try {
+      const [out, err] = [await new Response(node.stdout).text(), await new Response(node.stderr).text()]
+      expect(err).toBe('')
+      expect(JSON.parse(out)).toEqual([running.services.deps.config.issuerUrl, { ok: false, reason: 'malformed' }])
+    } finally {
+      node.kill()
+    }
   }, 30_000)
 })

@@ -114,7 +114,8 @@ describe('checkLiveness', () => {
   })
 
   test('turns without a frontal frame leave nothing to judge the age on', () => {
-    expect(checkLiveness(femaleCapture(LEFT, RIGHT), ['left', 'right'])).toMatchObject({ live: false })
+    // Captured from the first phase on, the left turn came before the prompt asked for it: that fails first.
+    expect(checkLiveness(femaleCapture(LEFT, RIGHT), ['left', 'right'])).toEqual({ live: false, failure: 'wrong_turn', turns: ['left', 'right'] })
     expect(checkLiveness(capture([[], LEFT.map(female), RIGHT.map(female), []]), ['left', 'right'])).toMatchObject({ live: false, failure: 'no_frontal' })
   })
 })
