@@ -4,7 +4,7 @@ import npmLock from '../package-lock.json'
 
 /**
  * `npm install` and `bun install` give the same tree: package-lock.json pins the same name@version set as
- * bun.lock, with the same checksums (issue 19, Found 7). scripts/sync-package-lock.ts rebuilds it.
+ * bun.lock, with the same checksums (issue 19, Found 7). .ci/sync-package-lock.ts rebuilds it.
  */
 type BunEntry = [string, string, { optionalDependencies?: Record<string, string> }, string]
 const bunEntries = Object.values((bunLock as unknown as { packages: Record<string, BunEntry> }).packages)

@@ -10,7 +10,7 @@ import packageJson from '../../package.json'
 
 /**
  * The postgres.js fixes in src/db/patches/ reach every install: `bun install` applies them through
- * `patchedDependencies`, `npm install`/`npm ci` through the root postinstall (scripts/apply-patches.mjs),
+ * `patchedDependencies`, `npm install`/`npm ci` through the root postinstall (src/db/patches/apply-patches.mjs),
  * and the server refuses Postgres through a driver without them (issue 19, Found 7).
  */
 const root = join(import.meta.dir, '../..')
@@ -20,7 +20,7 @@ const fileOf = (filePatch: (typeof filePatches)[number]) => filePatch.newFileNam
 
 test('package.json names the patch the server checks for', () => {
   expect(packageJson.patchedDependencies).toEqual({ 'postgres@3.4.9': DRIVER_PATCH })
-  expect(packageJson.scripts.postinstall).toBe('node scripts/apply-patches.mjs')
+  expect(packageJson.scripts.postinstall).toBe('node src/db/patches/apply-patches.mjs')
 })
 
 test('the installed driver carries every hunk of the patch, and the marker the server checks', () => {
@@ -42,7 +42,7 @@ test('the postinstall patches an unpatched copy of the driver, and a second run 
       const pristine = applyPatch(installed(fileOf(filePatch)), reversePatch(filePatch)) as string
       writeFileSync(join(project, 'node_modules/postgres', fileOf(filePatch)), pristine)
     }
-    const run = () => Bun.spawnSync(['node', join(root, 'scripts/apply-patches.mjs'), project], { env: { ...process.env } })
+    const run = () => Bun.spawnSync(['node', join(root, 'src/db/patches/apply-patches.mjs'), project], { env: { ...process.env } })
 
     const first = run()
     expect(first.stdout.toString()).toBe(`postgres@3.4.9: applied ${DRIVER_PATCH} (2 files)\n`)
@@ -65,7 +65,7 @@ test('the postinstall fails the install when the patch does not apply', () => {
     cpSync(join(root, DRIVER_PATCH), join(project, DRIVER_PATCH))
     cpSync(join(root, 'node_modules/postgres'), join(project, 'node_modules/postgres'), { recursive: true })
     writeFileSync(join(project, 'node_modules/postgres/src/index.js'), 'export default function Postgres() {}\n')
-    const run = Bun.spawnSync(['node', join(root, 'scripts/apply-patches.mjs'), project])
+    const run = Bun.spawnSync(['node', join(root, 'src/db/patches/apply-patches.mjs'), project])
     expect(run.exitCode).toBe(1)
     expect(run.stderr.toString()).toContain(`apply-patches: ${DRIVER_PATCH} does not apply to`)
   } finally {

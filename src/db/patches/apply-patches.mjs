@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url'
 import { applyPatch, parsePatch, reversePatch } from 'diff'
 
 // The project's root; a test passes another one holding a copy of the packages.
-const root = process.argv[2] ?? join(dirname(fileURLToPath(import.meta.url)), '..')
+const root = process.argv[2] ?? join(dirname(fileURLToPath(import.meta.url)), '../../..')
 const { patchedDependencies = {} } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
 
 for (const [spec, patchPath] of Object.entries(patchedDependencies)) {

@@ -1,6 +1,6 @@
 // Rebuilds package-lock.json from the tree `bun install` made, so that npm installs exactly the versions
 // bun.lock pins (test/lockfiles.test.ts checks it). Run after changing dependencies: `bun install`, then
-// `bun scripts/sync-package-lock.ts`. With no lockfile, npm builds its lock from what node_modules holds.
+// `bun .ci/sync-package-lock.ts` (from the repository root). With no lockfile, npm builds its lock from what node_modules holds.
 import { rmSync } from 'node:fs'
 import bunLock from '../bun.lock'
 
