@@ -554,8 +554,10 @@ export function judge(request: Request, response: Response, text: string): strin
   if (type.startsWith('text/html') && !response.headers.has('content-security-policy')) problems.push('no_csp')
   // A page's error is the error page, or JSON for the page's own scripts; /metrics answers its scraper in
   // plain text, and only 401 or 404 (issue 19: it was the visitor's page about an unregistered site).
-  // The router serves `/metrics/` too.
-  const metrics = pathname.replace(/\/$/, '') === '/metrics'
+  // The router serves `/metrics/` too. It routes on the request's own text, where a fragment (never in a real
+  // request line, RFC 9112 §3.2, but a fuzzer sends one) is part of the path: `/metrics#` is no route of ours.
+  const routed = request.url.slice(new URL(request.url).origin.length).split('?')[0]!
+  const metrics = /^\/metrics\/?$/.test(routed)
   const scraperError = metrics && (status === 401 || status === 404) && type.startsWith('text/plain')
   if (status >= 400 && !bodyless && !scraperError && !/^(text\/html|application\/json)/.test(type)) problems.push(`page_error_type: ${status} ${type}`)
   if (metrics && request.method === 'GET' && (status === 401 || status === 404) && /html/i.test(type)) problems.push(`html_for_scraper: ${status}`)
