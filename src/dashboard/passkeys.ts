@@ -1,6 +1,6 @@
 import type { PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server'
 import { and, asc, eq, gt, lt } from 'drizzle-orm'
-import type { Database } from '../db/client.ts'
+import type { Database, Executor } from '../db/client.ts'
 import { dashboardPasskeyChallenges, dashboardPasskeys } from '../db/schema.ts'
 import type { Clock } from '../lib/clock.ts'
 import { sha256Hex } from '../lib/crypto.ts'
@@ -61,7 +61,7 @@ export async function deleteDashboardPasskey(db: Database, userId: string, crede
  * Removes every passkey of a user: a password reset does, and a set-password link or "sign out everywhere"
  * does when the user ticks it, so a passkey planted from a stolen session does not outlive the recovery.
  */
-export async function deleteAllDashboardPasskeys(db: Database, userId: string): Promise<number> {
+export async function deleteAllDashboardPasskeys(db: Executor, userId: string): Promise<number> {
   const deleted = await db.delete(dashboardPasskeys).where(eq(dashboardPasskeys.userId, userId)).returning({ credentialId: dashboardPasskeys.credentialId })
   return deleted.length
 }

@@ -1,5 +1,5 @@
 import { and, eq, gt, lt, or } from 'drizzle-orm'
-import type { Database } from '../db/client.ts'
+import type { Database, Executor } from '../db/client.ts'
 import { clients, dashboardSessions, dashboardUsers } from '../db/schema.ts'
 import type { Clock } from '../lib/clock.ts'
 import { randomToken, sha256Hex } from '../lib/crypto.ts'
@@ -67,7 +67,7 @@ export async function endDashboardSession(db: Database, tokenHash: string): Prom
 }
 
 /** Signs a user out everywhere: every session of theirs, on every device. Returns how many ended. */
-export async function endAllDashboardSessions(db: Database, userId: string): Promise<number> {
+export async function endAllDashboardSessions(db: Executor, userId: string): Promise<number> {
   const ended = await db.delete(dashboardSessions).where(eq(dashboardSessions.userId, userId)).returning({ tokenHash: dashboardSessions.tokenHash })
   return ended.length
 }

@@ -1,10 +1,12 @@
 import { and, asc, eq, gt, sql } from 'drizzle-orm'
 import type { Database } from '../db/client.ts'
-import { clients, dashboardPasskeys, dashboardSessions, dashboardUsers } from '../db/schema.ts'
+import { clients, dashboardUsers } from '../db/schema.ts'
 import { OAuthError } from '../errors.ts'
 import type { Clock } from '../lib/clock.ts'
 import { randomToken, sha256Hex } from '../lib/crypto.ts'
+import { deleteAllDashboardPasskeys } from './passkeys.ts'
 import { hashPassword } from './passwords.ts'
+import { endAllDashboardSessions } from './sessions.ts'
 
 export type DashboardUser = typeof dashboardUsers.$inferSelect
 
@@ -78,8 +80,9 @@ export async function issuePasswordLink(deps: UserDeps, userId: string): Promise
 /**
  * An operator's password reset (`ofage users reset-password`): a new set-password link, and the account's
  * passkeys removed at once, in one transaction. A reset is how an account is taken back, and a passkey
- * signs in without the password: one planted from a stolen session must not outlive it (issue 19). The
- * old password works until the link is used, which then ends every session.
+ * signs in without the password: one planted from a stolen session must not outlive it (issue 19). Its
+ * sessions end at once too, not when the link is used: a stolen session must not act with the old password
+ * in between.
  */
 export async function resetDashboardPassword(deps: UserDeps, userId: string): Promise<{ link: PasswordLink; passkeysRemoved: number } | undefined> {
   const link = newLink(deps.clock)
@@ -90,11 +93,9 @@ export async function resetDashboardPassword(deps: UserDeps, userId: string): Pr
       .where(eq(dashboardUsers.id, userId))
       .returning({ id: dashboardUsers.id })
     if (updated.length !== 1) return undefined
-    const removed = await tx.delete(dashboardPasskeys).where(eq(dashboardPasskeys.userId, userId)).returning({ credentialId: dashboardPasskeys.credentialId })
-    // A reset is what an operator does when an account may be in someone else's hands: its sessions end
-    // now, not when the link is used, so a stolen session cannot act with the old password in between.
-    await tx.delete(dashboardSessions).where(eq(dashboardSessions.userId, userId))
-    return { link, passkeysRemoved: removed.length }
+    const passkeysRemoved = await deleteAllDashboardPasskeys(tx, userId)
+    await endAllDashboardSessions(tx, userId)
+    return { link, passkeysRemoved }
   })
 }
 
@@ -158,8 +159,8 @@ export async function setPasswordWithToken(deps: UserDeps, input: { token: strin
       .set({ passwordHash, passwordTokenHash: null, passwordTokenExpiresAt: null })
       .where(and(eq(dashboardUsers.passwordTokenHash, sha256Hex(token)), gt(dashboardUsers.passwordTokenExpiresAt, deps.clock.now())))
       .returning()
-    if (user) await tx.delete(dashboardSessions).where(eq(dashboardSessions.userId, user.id))
-    if (user && input.removePasskeys) await tx.delete(dashboardPasskeys).where(eq(dashboardPasskeys.userId, user.id))
+    if (user) await endAllDashboardSessions(tx, user.id)
+    if (user && input.removePasskeys) await deleteAllDashboardPasskeys(tx, user.id)
     return user
   })
 }

@@ -4,6 +4,7 @@ import type { Config } from '../config.ts'
 import type { Database } from '../db/client.ts'
 import type { AppDeps } from '../deps.ts'
 import { serverSecrets } from '../db/schema.ts'
+import { readStartRecord, writeStartRecord } from './server-secrets.ts'
 import type { PublicJwk } from './signing-key.ts'
 
 /** Not a secret: which key the server last started with, so that `ofage keys show` can check it shows that one. */
@@ -36,18 +37,12 @@ export async function describeKeySource(db: Database, config: Pick<Config, 'sign
 
 /** Written by the server at start: the key it publishes at /api/.well-known/jwks.json from now on. */
 export async function recordPublishedKey(deps: Pick<AppDeps, 'db' | 'keys' | 'config' | 'clock'>): Promise<void> {
-  const value = JSON.stringify({ thumbprint: await keyThumbprint(deps.keys.signing.jwk), source: await describeKeySource(deps.db, deps.config) })
-  const recordedAt = deps.clock.now()
-  await deps.db
-    .insert(serverSecrets)
-    .values({ name: RECORD, value, createdAt: recordedAt })
-    .onConflictDoUpdate({ target: serverSecrets.name, set: { value, createdAt: recordedAt } })
+  const value = { thumbprint: await keyThumbprint(deps.keys.signing.jwk), source: await describeKeySource(deps.db, deps.config) }
+  await writeStartRecord(deps.db, RECORD, value, deps.clock.now())
 }
 
 /** The key the server last started with, or undefined before any server ran on this database. */
 export async function findPublishedKey(db: Database): Promise<PublishedKey | undefined> {
-  const [row] = await db.select().from(serverSecrets).where(eq(serverSecrets.name, RECORD))
-  if (!row) return undefined
-  const { thumbprint, source } = JSON.parse(row.value) as { thumbprint: string; source: string }
-  return { thumbprint, source, publishedAt: row.createdAt }
+  const record = await readStartRecord<{ thumbprint: string; source: string }>(db, RECORD)
+  return record && { ...record.value, publishedAt: record.recordedAt }
 }

@@ -18,3 +18,21 @@ export async function findSecret(db: Database, name: string): Promise<string | u
   const [row] = await db.select({ value: serverSecrets.value }).from(serverSecrets).where(eq(serverSecrets.name, name))
   return row?.value
 }
+
+/**
+ * Writes what the server last started with under `name` (not a secret: the published key, its addresses),
+ * as JSON, replacing the last start's; the last server started wins.
+ */
+export async function writeStartRecord(db: Database, name: string, value: object, now: Date): Promise<void> {
+  const text = JSON.stringify(value)
+  await db
+    .insert(serverSecrets)
+    .values({ name, value: text, createdAt: now })
+    .onConflictDoUpdate({ target: serverSecrets.name, set: { value: text, createdAt: now } })
+}
+
+/** What {@link writeStartRecord} wrote under `name`, and when; undefined before any server started. */
+export async function readStartRecord<T>(db: Database, name: string): Promise<{ value: T; recordedAt: Date } | undefined> {
+  const [row] = await db.select().from(serverSecrets).where(eq(serverSecrets.name, name))
+  return row && { value: JSON.parse(row.value) as T, recordedAt: row.createdAt }
+}

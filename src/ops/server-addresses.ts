@@ -1,7 +1,6 @@
-import { eq } from 'drizzle-orm'
 import type { Config } from '../config.ts'
 import type { Database } from '../db/client.ts'
-import { serverSecrets } from '../db/schema.ts'
+import { readStartRecord, writeStartRecord } from '../keys/server-secrets.ts'
 import type { Clock } from '../lib/clock.ts'
 
 /**
@@ -16,18 +15,11 @@ export type ServerAddresses = { appUrl: string; publicUrl: string; recordedAt: D
 
 /** Written by the server at start, beside the published key's record; the last server started wins. */
 export async function recordServerAddresses(deps: { db: Database; config: Pick<Config, 'appUrl' | 'publicUrl'>; clock: Clock }): Promise<void> {
-  const value = JSON.stringify({ app_url: deps.config.appUrl, public_url: deps.config.publicUrl })
-  const recordedAt = deps.clock.now()
-  await deps.db
-    .insert(serverSecrets)
-    .values({ name: RECORD, value, createdAt: recordedAt })
-    .onConflictDoUpdate({ target: serverSecrets.name, set: { value, createdAt: recordedAt } })
+  await writeStartRecord(deps.db, RECORD, { app_url: deps.config.appUrl, public_url: deps.config.publicUrl }, deps.clock.now())
 }
 
 /** The addresses the server last started with, or undefined before any server ran on this database. */
 export async function findServerAddresses(db: Database): Promise<ServerAddresses | undefined> {
-  const [row] = await db.select().from(serverSecrets).where(eq(serverSecrets.name, RECORD))
-  if (!row) return undefined
-  const { app_url, public_url } = JSON.parse(row.value) as { app_url: string; public_url: string }
-  return { appUrl: app_url, publicUrl: public_url, recordedAt: row.createdAt }
+  const record = await readStartRecord<{ app_url: string; public_url: string }>(db, RECORD)
+  return record && { appUrl: record.value.app_url, publicUrl: record.value.public_url, recordedAt: record.recordedAt }
 }

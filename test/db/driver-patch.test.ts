@@ -32,12 +32,18 @@ test('the installed driver carries every hunk of the patch, and the marker the s
   expect(Reflect.get(postgres, 'ofagePatched')).toBe(true)
 })
 
-test('the postinstall patches an unpatched copy of the driver, and a second run changes nothing', () => {
+/** A project of its own for the postinstall: package.json's patchedDependencies, the patch, a copy of the driver. */
+function projectWithDriverCopy(): string {
   const project = mkdtempSync(join(tmpdir(), 'ofage-patch-'))
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ patchedDependencies: packageJson.patchedDependencies }))
+  cpSync(join(root, DRIVER_PATCH), join(project, DRIVER_PATCH))
+  cpSync(join(root, 'node_modules/postgres'), join(project, 'node_modules/postgres'), { recursive: true })
+  return project
+}
+
+test('the postinstall patches an unpatched copy of the driver, and a second run changes nothing', () => {
+  const project = projectWithDriverCopy()
   try {
-    writeFileSync(join(project, 'package.json'), JSON.stringify({ patchedDependencies: packageJson.patchedDependencies }))
-    cpSync(join(root, DRIVER_PATCH), join(project, DRIVER_PATCH))
-    cpSync(join(root, 'node_modules/postgres'), join(project, 'node_modules/postgres'), { recursive: true })
     for (const filePatch of filePatches) {
       const pristine = applyPatch(installed(fileOf(filePatch)), reversePatch(filePatch)) as string
       writeFileSync(join(project, 'node_modules/postgres', fileOf(filePatch)), pristine)
@@ -59,11 +65,8 @@ test('the postinstall patches an unpatched copy of the driver, and a second run 
 })
 
 test('the postinstall fails the install when the patch does not apply', () => {
-  const project = mkdtempSync(join(tmpdir(), 'ofage-patch-'))
+  const project = projectWithDriverCopy()
   try {
-    writeFileSync(join(project, 'package.json'), JSON.stringify({ patchedDependencies: packageJson.patchedDependencies }))
-    cpSync(join(root, DRIVER_PATCH), join(project, DRIVER_PATCH))
-    cpSync(join(root, 'node_modules/postgres'), join(project, 'node_modules/postgres'), { recursive: true })
     writeFileSync(join(project, 'node_modules/postgres/src/index.js'), 'export default function Postgres() {}\n')
     const run = Bun.spawnSync(['node', join(root, 'src/db/patches/apply-patches.mjs'), project])
     expect(run.exitCode).toBe(1)
