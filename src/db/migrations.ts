@@ -15,6 +15,7 @@ import m0010 from '../../drizzle/0010_client_secret_overlap.sql' with { type: 't
 import m0011 from '../../drizzle/0011_audit_search.sql' with { type: 'text' }
 import m0012 from '../../drizzle/0012_dashboard_passkeys.sql' with { type: 'text' }
 import m0013 from '../../drizzle/0013_dashboard_passkey_origin.sql' with { type: 'text' }
+import m0014 from '../../drizzle/0014_credential_answer_keys.sql' with { type: 'text' }
 
 export const migrationJournal = journal
 
@@ -34,4 +35,5 @@ export const migrationFiles: Record<string, string> = {
   '0011_audit_search': m0011,
   '0012_dashboard_passkeys': m0012,
   '0013_dashboard_passkey_origin': m0013,
+  '0014_credential_answer_keys': m0014,
 }

@@ -1,10 +1,14 @@
 import { sql } from 'drizzle-orm'
+import type { JWK } from 'jose'
+import { CREDENTIAL_FAILURES } from '../credentials/presentation.ts'
 import {
   boolean,
   check,
   date,
   index,
   integer,
+  jsonb,
+  pgEnum,
   pgTable,
   primaryKey,
   text,
@@ -217,6 +221,16 @@ export const agePasses = pgTable('age_passes', {
 
 export const credentialRequestOutcomes = ['approved', 'refused'] as const
 
+/** Why a wallet's answer was refused: one of a closed list, never free text read back. */
+export const credentialFailure = pgEnum('credential_failure', CREDENTIAL_FAILURES)
+
+/**
+ * A request's own private keys, made for it and forgotten with its outcome: `jwe` opens an OpenID4VP
+ * encrypted answer (`direct_post.jwt`, `dc_api.jwt`; ECDH-ES), `hpke` an ISO 18013-7 Annex C one. Two keys,
+ * so that no key serves two protocols.
+ */
+export type ResponseKeys = { jwe: JWK; hpke: JWK }
+
 /**
  * A digital credential request (OpenID4VP) made for one session: the wallet finds it by `state`, the
  * browser by its id. Stored hashed except the nonce, which is signed into the request. The wallet's answer
@@ -232,13 +246,17 @@ export const credentialRequests = pgTable(
       .notNull()
       .references(() => verificationSessions.idHash, { onDelete: 'cascade' }),
     nonce: text('nonce').notNull(),
+    /** Hash of the `kid` of our encryption key: how an encrypted cross-device answer (`response=<JWE>`) finds its request. */
+    responseKeyIdHash: text('response_key_id_hash').unique(),
+    /** The private keys of this request's encrypted answers; null once the outcome is recorded. */
+    responseKeys: jsonb('response_keys').$type<ResponseKeys>(),
     createdAt: instant('created_at').notNull(),
     expiresAt: instant('expires_at').notNull(),
     /** Set once, by the first answer: a second answer (a replay) finds it set and is refused. */
     answeredAt: instant('answered_at'),
     outcome: text('outcome', { enum: credentialRequestOutcomes }),
-    /** Why a refused answer was refused (PresentationFailure), shown to the visitor in their words. */
-    failure: text('failure'),
+    /** Why a refused answer was refused, shown to the visitor in their words. */
+    failure: credentialFailure('failure'),
     ageOver: integer('age_over'),
     /** Set when the browser's session completed with this answer: it completes nothing twice. */
     usedAt: instant('used_at'),

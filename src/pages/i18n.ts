@@ -1,5 +1,5 @@
 import type { ErrorCode, ErrorHint } from '../errors.ts'
-import type { PresentationFailure } from '../credentials/presentation.ts'
+import type { CredentialFailure } from '../credentials/presentation.ts'
 import type { PasskeyFailure } from '../passkeys/model.ts'
 import type { FaceFailure } from '../verification/methods/face-policy.ts'
 
@@ -53,7 +53,7 @@ export type CredentialMessages = {
   failures: Record<CredentialFailure, (age: number) => string>
 }
 
-export type CredentialFailure = PresentationFailure | 'declined'
+export type { CredentialFailure }
 
 /** Passkey re-verification's words: the page's script reads the short ones from a data attribute. */
 export type PasskeyMessages = {
@@ -201,6 +201,8 @@ const en: Messages = {
     failures: {
       malformed: () => 'Your wallet’s answer could not be read.',
       wrong_credential: () => 'Your wallet shared a different kind of credential than the one asked for. Choose an ID or age credential in your wallet.',
+      wrong_protocol: () => 'Your wallet answered in a way this page did not ask for. Update the wallet app, or scan the code with another wallet.',
+      undecryptable: () => 'The answer from your wallet could not be opened: it was not made for this request. Start again and share once more.',
       untrusted_issuer: () => 'This credential comes from an issuer this service does not accept.',
       invalid_signature: () => 'The credential’s signature is not valid.',
       expired: () => 'This credential has expired.',
@@ -348,6 +350,8 @@ const de: Messages = {
     failures: {
       malformed: () => 'Die Antwort Ihrer Wallet konnte nicht gelesen werden.',
       wrong_credential: () => 'Ihre Wallet hat eine andere Art von Nachweis geteilt als die angefragte. Wählen Sie in Ihrer Wallet einen Ausweis oder Altersnachweis.',
+      wrong_protocol: () => 'Ihre Wallet hat auf eine Weise geantwortet, nach der diese Seite nicht gefragt hat. Aktualisieren Sie die Wallet-App oder scannen Sie den Code mit einer anderen Wallet.',
+      undecryptable: () => 'Die Antwort Ihrer Wallet ließ sich nicht öffnen: Sie war nicht für diese Anfrage bestimmt. Beginnen Sie neu und teilen Sie noch einmal.',
       untrusted_issuer: () => 'Dieser Nachweis stammt von einem Aussteller, den dieser Dienst nicht anerkennt.',
       invalid_signature: () => 'Die Signatur des Nachweises ist ungültig.',
       expired: () => 'Dieser Nachweis ist abgelaufen.',

@@ -1,7 +1,8 @@
-import { and, count, eq, gt, isNotNull, isNull } from 'drizzle-orm'
+import { and, count, eq, gt, isNotNull, isNull, type SQL } from 'drizzle-orm'
 import type { Database } from '../db/client.ts'
-import { credentialRequests, verificationSessions } from '../db/schema.ts'
-import type { PresentationFailure } from '../credentials/presentation.ts'
+import { credentialRequests, verificationSessions, type ResponseKeys } from '../db/schema.ts'
+import { exportJWK, generateKeyPair, type JWK } from 'jose'
+import type { CredentialFailure } from '../credentials/presentation.ts'
 import type { Clock } from '../lib/clock.ts'
 import { randomToken, sha256Hex } from '../lib/crypto.ts'
 import type { VerificationSession } from './sessions.ts'
@@ -14,7 +15,10 @@ export const MAX_REQUESTS_PER_SESSION = 20
 
 type RequestDeps = { db: Database; clock: Clock }
 
-export type IssuedRequest = { id: string; state: string; nonce: string; expiresAt: Date }
+/** The public halves of a request's keys, for the requests we send: `jwe` carries its `kid`. */
+export type RequestPublicKeys = { jwe: JWK & { kid: string }; hpke: JWK }
+
+export type IssuedRequest = { id: string; state: string; nonce: string; expiresAt: Date; publicKeys: RequestPublicKeys }
 
 export type CredentialRequest = typeof credentialRequests.$inferSelect & {
   /** The session's threshold and client, read with the request so the wallet's answer needs no cookie. */
@@ -30,16 +34,32 @@ export async function createCredentialRequest(deps: RequestDeps, session: Verifi
   const [open] = await deps.db.select({ n: count() }).from(credentialRequests).where(eq(credentialRequests.sessionIdHash, session.idHash))
   if ((open?.n ?? 0) >= MAX_REQUESTS_PER_SESSION) return undefined
   const now = deps.clock.now()
-  const issued = { id: randomToken(18), state: randomToken(24), nonce: randomToken(24), expiresAt: new Date(now.getTime() + CREDENTIAL_REQUEST_LIFETIME_MS) }
+  const [jwe, hpke] = await Promise.all([generateP256Key(), generateP256Key()])
+  const keyId = randomToken(12)
+  const issued = {
+    id: randomToken(18),
+    state: randomToken(24),
+    nonce: randomToken(24),
+    expiresAt: new Date(now.getTime() + CREDENTIAL_REQUEST_LIFETIME_MS),
+    publicKeys: { jwe: { ...jwe.publicKey, kid: keyId }, hpke: hpke.publicKey },
+  }
   await deps.db.insert(credentialRequests).values({
     idHash: sha256Hex(issued.id),
     stateHash: sha256Hex(issued.state),
     sessionIdHash: session.idHash,
     nonce: issued.nonce,
+    responseKeyIdHash: sha256Hex(keyId),
+    responseKeys: { jwe: jwe.privateKey, hpke: hpke.privateKey } satisfies ResponseKeys,
     createdAt: now,
     expiresAt: issued.expiresAt,
   })
   return issued
+}
+
+/** A fresh P-256 key pair (ECDH), private and public as JWKs. */
+async function generateP256Key(): Promise<{ privateKey: JWK; publicKey: JWK }> {
+  const pair = await generateKeyPair('ECDH-ES', { crv: 'P-256', extractable: true })
+  return { privateKey: await exportJWK(pair.privateKey), publicKey: await exportJWK(pair.publicKey) }
 }
 
 /**
@@ -48,6 +68,19 @@ export async function createCredentialRequest(deps: RequestDeps, session: Verifi
  */
 export async function findOpenRequest(deps: RequestDeps, state: string): Promise<CredentialRequest | undefined> {
   if (!state || state.length > 64) return undefined
+  return findOpen(deps, eq(credentialRequests.stateHash, sha256Hex(state)))
+}
+
+/**
+ * The live request whose encryption key has this `kid`: an encrypted cross-device answer (`response=<JWE>`)
+ * names our key in its header, its `state` is inside the ciphertext.
+ */
+export async function findOpenRequestByKeyId(deps: RequestDeps, keyId: string): Promise<CredentialRequest | undefined> {
+  if (!keyId || keyId.length > 64) return undefined
+  return findOpen(deps, eq(credentialRequests.responseKeyIdHash, sha256Hex(keyId)))
+}
+
+async function findOpen(deps: RequestDeps, match: SQL): Promise<CredentialRequest | undefined> {
   const now = deps.clock.now()
   const [row] = await deps.db
     .select({ request: credentialRequests, ageRequired: verificationSessions.ageRequired, clientId: verificationSessions.clientId })
@@ -55,7 +88,7 @@ export async function findOpenRequest(deps: RequestDeps, state: string): Promise
     .innerJoin(verificationSessions, eq(verificationSessions.idHash, credentialRequests.sessionIdHash))
     .where(
       and(
-        eq(credentialRequests.stateHash, sha256Hex(state)),
+        match,
         gt(credentialRequests.expiresAt, now),
         isNull(credentialRequests.answeredAt),
         isNull(verificationSessions.completedAt),
@@ -97,7 +130,7 @@ export async function releaseClaim(deps: RequestDeps, request: CredentialRequest
 export async function recordOutcome(
   deps: RequestDeps,
   request: CredentialRequest,
-  answer: { outcome: 'approved'; ageOver: number } | { outcome: 'refused'; failure: PresentationFailure | 'declined' },
+  answer: { outcome: 'approved'; ageOver: number } | { outcome: 'refused'; failure: CredentialFailure },
 ): Promise<void> {
   await deps.db
     .update(credentialRequests)
@@ -105,11 +138,13 @@ export async function recordOutcome(
       outcome: answer.outcome,
       ageOver: answer.outcome === 'approved' ? answer.ageOver : null,
       failure: answer.outcome === 'refused' ? answer.failure : null,
+      // Its answer is in: nothing is left for the keys to open.
+      responseKeys: null,
     })
     .where(and(eq(credentialRequests.idHash, request.idHash), isNotNull(credentialRequests.answeredAt), isNull(credentialRequests.outcome)))
 }
 
-export type RequestStatus = { status: 'pending' | 'expired' } | { status: 'answered'; outcome: 'approved' | 'refused'; failure: string | null }
+export type RequestStatus = { status: 'pending' | 'expired' } | { status: 'answered'; outcome: 'approved' | 'refused'; failure: CredentialFailure | null }
 
 /** How a request of this session stands, for the page's script (the browser holds the request id). */
 export async function requestStatus(deps: RequestDeps, session: VerificationSession, id: string): Promise<RequestStatus | undefined> {

@@ -36,6 +36,9 @@ async function present(options: {
   signWith?: Keys
   kid?: string
   exp?: number
+  nbf?: number
+  /** Signs the key-binding JWT with another key than the one the credential binds. */
+  kbKey?: Keys
   nonce?: string
   aud?: string
   kbIat?: number
@@ -46,7 +49,7 @@ async function present(options: {
   const instance = new SDJwtVcInstance({
     signer: await ES256.getSigner(signWith.privateKey),
     signAlg: 'ES256',
-    kbSigner: await ES256.getSigner(holder.privateKey),
+    kbSigner: await ES256.getSigner((options.kbKey ?? holder).privateKey),
     kbSignAlg: 'ES256',
     hasher: digest,
     hashAlg: 'sha-256',
@@ -58,6 +61,7 @@ async function present(options: {
       iss: 'https://pid.example',
       iat: NOW - 86_400,
       exp: options.exp ?? NOW + 86_400 * 365,
+      ...(options.nbf === undefined ? {} : { nbf: options.nbf }),
       vct: options.vct ?? 'urn:eudi:pid:de:1',
       cnf: { jwk: holder.publicKey },
       given_name: 'Erika',
@@ -125,6 +129,17 @@ describe('verifySdJwtAgePresentation', () => {
 
   test('an expired credential is refused', async () => {
     expect(await verifySdJwtAgePresentation(await present({ exp: NOW - 3600 }), check())).toEqual({ valid: false, failure: 'expired' })
+  })
+
+  test('a credential not valid yet (nbf an hour ahead) is refused as expired, not as malformed', async () => {
+    expect(await verifySdJwtAgePresentation(await present({ nbf: NOW + 3600 }), check())).toEqual({ valid: false, failure: 'expired' })
+    expect(await verifySdJwtAgePresentation(await present({ nbf: NOW - 60 }), check())).toEqual({ valid: true, ageOver: 18 })
+  })
+
+  test('a key-binding JWT signed by a key the credential does not bind is key_binding, with our nonce or another', async () => {
+    const stranger = (await ES256.generateKeyPair()) as Keys
+    expect(await verifySdJwtAgePresentation(await present({ kbKey: stranger }), check())).toEqual({ valid: false, failure: 'key_binding' })
+    expect(await verifySdJwtAgePresentation(await present({ kbKey: stranger, nonce: 'another-session' }), check())).toEqual({ valid: false, failure: 'wrong_nonce' })
   })
 
   test('an issuer not in the trust list is refused, whatever kid it claims', async () => {

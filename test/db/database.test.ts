@@ -55,6 +55,45 @@ describe('migrations', () => {
   })
 })
 
+describe('migration 0014: credential failures become an enum', () => {
+  /** Runs the journal's migrations up to and including `lastTag` on a fresh embedded database. */
+  async function migratedUpTo(lastTag: string) {
+    const { PGlite } = await import('@electric-sql/pglite')
+    const db = new PGlite()
+    for (const entry of migrationJournal.entries) {
+      for (const statement of migrationFiles[entry.tag]!.split('--> statement-breakpoint')) await db.exec(statement)
+      if (entry.tag === lastTag) break
+    }
+    return db
+  }
+
+  test('refusals stored as text keep their reason; text that is no reason reads as malformed; none stays none', async () => {
+    const db = await migratedUpTo('0013_dashboard_passkey_origin')
+    try {
+      // The rows only, not the sessions they belong to: foreign keys are not what this test is about.
+      await db.exec("set session_replication_role = replica")
+      const row = (id: string, failure: string | null) =>
+        db.query(`insert into credential_requests (id_hash, state_hash, session_id_hash, nonce, created_at, expires_at, failure) values ($1, $1, 's', 'n', now(), now(), $2)`, [id, failure])
+      await row('a', 'key_binding')
+      await row('b', 'declined')
+      await row('c', 'Verify Error: JWT is expired')
+      await row('d', null)
+      for (const statement of migrationFiles['0014_credential_answer_keys']!.split('--> statement-breakpoint')) await db.exec(statement)
+      const { rows } = await db.query<{ id_hash: string; failure: string | null }>('select id_hash, failure from credential_requests order by id_hash')
+      expect(rows).toEqual([
+        { id_hash: 'a', failure: 'key_binding' },
+        { id_hash: 'b', failure: 'declined' },
+        { id_hash: 'c', failure: 'malformed' },
+        { id_hash: 'd', failure: null },
+      ])
+      // The column now refuses free text.
+      await expect(row('e', 'something else')).rejects.toThrow(/credential_failure/)
+    } finally {
+      await db.close()
+    }
+  })
+})
+
 describe('several instances on one Postgres database', () => {
   test.skipIf(!onPostgres)('four instances starting at once migrate safely and share one signing key and HMAC keys', async () => {
     const database = await freshDatabaseUrl()

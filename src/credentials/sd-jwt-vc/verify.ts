@@ -1,5 +1,5 @@
 import type { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
-import { decodeProtectedHeader, type JWK } from 'jose'
+import { decodeJwt, decodeProtectedHeader, errors, importJWK, jwtVerify, type JWK } from 'jose'
 import type { PresentationFailure, PresentationResult } from '../presentation.ts'
 import { findIssuerKey, type TrustList } from '../trust/trust-list.ts'
 
@@ -54,11 +54,17 @@ export async function verifySdJwtAgePresentation(presentation: string, check: Pr
     },
     loadTypeMetadataFormat: false,
   })
+  // Each stage has one meaning when it fails, so that no failure is read out of a library's message.
+  const issuerJwt = presentation.split('~')[0]!
+  const issued = await checkIssuerSignature(issuerJwt, issuerKey, check.now)
+  if (issued) return { valid: false, failure: issued }
   let verified: Awaited<ReturnType<SDJwtVcInstance['verify']>>
   try {
     verified = await sdjwt.verify(presentation, { keyBindingNonce: check.nonce, currentDate: check.now, skewSeconds: CLOCK_SKEW_S })
-  } catch (cause) {
-    return { valid: false, failure: classify(cause) }
+  } catch {
+    // The issuer's signature and validity hold (above): what fails here is the holder's part, the
+    // disclosures or the key-binding JWT over them. Its nonce is read unverified only to say which.
+    return { valid: false, failure: keyBindingNonce(presentation) === check.nonce ? 'key_binding' : 'wrong_nonce' }
   }
   const kb = verified.kb?.payload
   if (!kb) return { valid: false, failure: 'key_binding' }
@@ -85,11 +91,28 @@ function readAgeClaim(payload: Record<string, unknown>, threshold: number): Pres
   return { valid: true, ageOver: threshold }
 }
 
-function classify(cause: unknown): PresentationFailure {
-  const message = cause instanceof Error ? cause.message.toLowerCase() : ''
-  if (message.includes('nonce')) return 'wrong_nonce'
-  if (message.includes('expired') || message.includes('exp') || message.includes('not yet valid') || message.includes('nbf')) return 'expired'
-  if (message.includes('key binding') || message.includes('kb')) return 'key_binding'
-  if (message.includes('signature') || message.includes('verify')) return 'invalid_signature'
-  return 'malformed'
+/**
+ * The issuer-signed JWT, checked on its own with jose, whose errors carry codes: its ES256 signature by the
+ * trusted key, then `exp`, `nbf` and `iat` at `now` (with the skew we allow). Undefined when it holds.
+ */
+async function checkIssuerSignature(jwt: string, issuerKey: JWK, now: number): Promise<PresentationFailure | undefined> {
+  try {
+    await jwtVerify(jwt, await importJWK(issuerKey, 'ES256'), { algorithms: ['ES256'], currentDate: new Date(now * 1000), clockTolerance: CLOCK_SKEW_S })
+    return undefined
+  } catch (cause) {
+    if (cause instanceof errors.JWSSignatureVerificationFailed) return 'invalid_signature'
+    if (cause instanceof errors.JWTExpired) return 'expired'
+    // jose names the claim: a credential not valid yet (`nbf`) or issued in the future (`iat`).
+    if (cause instanceof errors.JWTClaimValidationFailed && (cause.claim === 'nbf' || cause.claim === 'iat')) return 'expired'
+    return 'malformed'
+  }
+}
+
+/** The `nonce` of the presentation's key-binding JWT (the last `~` part), unverified; undefined if none. */
+function keyBindingNonce(presentation: string): unknown {
+  try {
+    return decodeJwt(presentation.slice(presentation.lastIndexOf('~') + 1)).nonce
+  } catch {
+    return undefined
+  }
 }

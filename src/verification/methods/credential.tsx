@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import type { CredentialFailure, Messages } from '../../pages/i18n.ts'
+import type { Messages } from '../../pages/i18n.ts'
 import { takeAnswer } from '../credential-requests.ts'
 import type { AppDeps } from '../../deps.ts'
 import type { VerificationMethod } from './method.ts'
@@ -62,9 +62,9 @@ export function createCredentialMethod(deps: Pick<AppDeps, 'db' | 'clock'>): Ver
       if (answer.outcome === 'approved' && answer.ageOver !== null && answer.ageOver >= session.ageRequired) {
         return { approved: true, methodClass: 'age_only', provenAge: session.ageRequired }
       }
-      const failure = (answer.failure ?? 'malformed') as CredentialFailure
+      const failure = answer.failure ?? 'malformed'
       // Declining in the wallet is a choice, not a failed check.
-      const reason = (t: Messages) => (t.credential.failures[failure] ?? t.credential.failures.malformed)(session.ageRequired)
+      const reason = (t: Messages) => t.credential.failures[failure](session.ageRequired)
       return { approved: false, reason, countsAsAttempt: failure !== 'declined' }
     },
   }

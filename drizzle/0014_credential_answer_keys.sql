@@ -1,0 +1,6 @@
+-- A failure stored as text before this migration that is not one of the enum's values reads as malformed.
+CREATE TYPE "public"."credential_failure" AS ENUM('malformed', 'wrong_credential', 'wrong_protocol', 'undecryptable', 'untrusted_issuer', 'invalid_signature', 'expired', 'key_binding', 'wrong_nonce', 'wrong_audience', 'claim_missing', 'under_threshold', 'declined');--> statement-breakpoint
+ALTER TABLE "credential_requests" ALTER COLUMN "failure" SET DATA TYPE "public"."credential_failure" USING (CASE WHEN "failure" IS NULL THEN NULL WHEN "failure" IN ('malformed', 'wrong_credential', 'wrong_protocol', 'undecryptable', 'untrusted_issuer', 'invalid_signature', 'expired', 'key_binding', 'wrong_nonce', 'wrong_audience', 'claim_missing', 'under_threshold', 'declined') THEN "failure" ELSE 'malformed' END)::"public"."credential_failure";--> statement-breakpoint
+ALTER TABLE "credential_requests" ADD COLUMN "response_key_id_hash" text;--> statement-breakpoint
+ALTER TABLE "credential_requests" ADD COLUMN "response_keys" jsonb;--> statement-breakpoint
+ALTER TABLE "credential_requests" ADD CONSTRAINT "credential_requests_response_key_id_hash_unique" UNIQUE("response_key_id_hash");
