@@ -18,7 +18,8 @@
   const sessionPath = form.action.split('/methods/')[0]
   const base = form.action.split('?')[0]
   const lang = form.action.includes('?') ? `&${form.action.split('?')[1]}` : ''
-  const hasDigitalCredentials = typeof window.DigitalCredential !== 'undefined' && navigator.credentials && typeof navigator.credentials.get === 'function'
+  const hasDigitalCredentials =
+    typeof window.DigitalCredential !== 'undefined' && !!navigator.credentials && typeof navigator.credentials.get === 'function'
   let current
   let timer
 
@@ -63,6 +64,71 @@
       if (state === 'expired') {
         wallet.hidden = true
         start.hidden = false
+        return say(text.expired)
+      }
+      timer = setTimeout(watch, 1500)
+    } catch {
+      timer = setTimeout(watch, 3000)
+    }
+  }
+
+  const open = async () => {
+    clearTimeout(timer)
+    outcome.hidden = true
+    const { ok, body } = await post(`${base}/start`, {})
+    if (!ok) throw new Error('no request')
+    current = body
+    requestField.value = body.request
+    return body
+  }
+
+  start.addEventListener('click', async () => {
+    try {
+      const request = await open()
+      qr.innerHTML = request.qr_svg
+      link.href = request.wallet_url
+      wallet.hidden = false
+      start.hidden = true
+      say(`${text.scan} ${text.waiting}`)
+      timer = setTimeout(watch, 1500)
+    } catch {
+      fail()
+    }
+  })
+
+  // The requests this browser says it can carry (W3C Digital Credentials: userAgentAllowsProtocol, where it
+  // exists). Our server sends them in order of preference; the browser and the wallet pick one.
+  const carried = (requests) =>
+    typeof window.DigitalCredential.userAgentAllowsProtocol === 'function'
+      ? requests.filter((request) => window.DigitalCredential.userAgentAllowsProtocol(request.protocol))
+      : requests
+
+  dcButton.addEventListener('click', async () => {
+    let request
+    try {
+      request = await open()
+    } catch {
+      return fail()
+    }
+    const requests = carried(request.dc_api)
+    if (requests.length === 0) return say(text.browserWalletFailed)
+    let credential
+    try {
+      credential = await navigator.credentials.get({ mediation: 'required', digital: { requests } })
+    } catch (cause) {
+      // Dismissed, or no wallet here holds such an ID: nothing was shared, and the QR code still works.
+      return say(cause && cause.name === 'NotAllowedError' ? text.browserWalletCancelled : text.browserWalletFailed)
+    }
+    try {
+      say(text.checking)
+      await post(`${base}/dc-response`, { request: request.request, response: JSON.stringify({ protocol: credential.protocol, data: credential.data }) })
+      await redeem()
+    } catch {
+      fail()
+    }
+  })
+
+  start.hidden = false
         return say(text.expired)
       }
       timer = setTimeout(watch, 1500)

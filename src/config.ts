@@ -81,6 +81,12 @@ export type CredentialConfig = {
   /** The operator's own verifier key and certificate chain (PEM); unset, one is generated and kept. */
   verifierKeyFile: string | undefined
   verifierCertificateFile: string | undefined
+  /**
+   * CREDENTIAL_PLAIN_ANSWERS=1: wallets are asked to answer in the clear (`direct_post`, `dc_api`), for wallets
+   * that cannot encrypt. Off by default: HAIP wallets answer only encrypted (`direct_post.jwt`, `dc_api.jwt`),
+   * and an answer in the other form is refused (docs/decisions.md).
+   */
+  plainAnswers: boolean
 }
 
 /** The face age check (method class `biometric`). */
@@ -162,7 +168,7 @@ function readCredentials(env: Env): CredentialConfig | undefined {
   if ((verifierKeyFile === undefined) !== (verifierCertificateFile === undefined)) {
     throw new ConfigError('CREDENTIAL_VERIFIER_KEY_FILE', 'and CREDENTIAL_VERIFIER_CERT_FILE are set together or not at all')
   }
-  return { trustListFile, verifierKeyFile, verifierCertificateFile }
+  return { trustListFile, verifierKeyFile, verifierCertificateFile, plainAnswers: readFlag('CREDENTIAL_PLAIN_ANSWERS', env.CREDENTIAL_PLAIN_ANSWERS) ?? false }
 }
 
 function readInt(variable: string, value: string | undefined, range: { min: number; max: number; fallback: number }): number {

@@ -50,6 +50,10 @@ export type CredentialMessages = {
   needsScript: string
   /** No answer from the wallet for this request yet. */
   noAnswer: string
+  /** The browser's wallet picker closed without an answer (dismissed, or no wallet holds such an ID). */
+  browserWalletCancelled: string
+  /** The browser could not ask a wallet at all (no wallet for these protocols, or the request failed). */
+  browserWalletFailed: string
   failures: Record<CredentialFailure, (age: number) => string>
 }
 
@@ -198,6 +202,8 @@ const en: Messages = {
     expired: 'The code has expired. Press the button to get a new one.',
     needsScript: 'This way needs JavaScript in your browser.',
     noAnswer: 'Your wallet has not answered yet. Share from your wallet, then try again.',
+    browserWalletCancelled: 'No wallet on this device shared an answer. Try again, or use the QR code with your phone’s wallet.',
+    browserWalletFailed: 'This browser could not reach a wallet on this device. Use the QR code with your phone’s wallet instead.',
     failures: {
       malformed: () => 'Your wallet’s answer could not be read.',
       wrong_credential: () => 'Your wallet shared a different kind of credential than the one asked for. Choose an ID or age credential in your wallet.',
@@ -347,6 +353,8 @@ const de: Messages = {
     expired: 'Der Code ist abgelaufen. Drücken Sie die Schaltfläche für einen neuen.',
     needsScript: 'Dieser Weg braucht JavaScript in Ihrem Browser.',
     noAnswer: 'Ihre Wallet hat noch nicht geantwortet. Teilen Sie aus Ihrer Wallet und versuchen Sie es erneut.',
+    browserWalletCancelled: 'Keine Wallet auf diesem Gerät hat eine Antwort geteilt. Versuchen Sie es erneut oder nutzen Sie den QR-Code mit der Wallet Ihres Telefons.',
+    browserWalletFailed: 'Dieser Browser konnte keine Wallet auf diesem Gerät erreichen. Nutzen Sie stattdessen den QR-Code mit der Wallet Ihres Telefons.',
     failures: {
       malformed: () => 'Die Antwort Ihrer Wallet konnte nicht gelesen werden.',
       wrong_credential: () => 'Ihre Wallet hat eine andere Art von Nachweis geteilt als die angefragte. Wählen Sie in Ihrer Wallet einen Ausweis oder Altersnachweis.',

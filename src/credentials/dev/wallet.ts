@@ -1,7 +1,7 @@
 import { X509Certificate } from 'node:crypto'
 import { digest, ES256, generateSalt } from '@sd-jwt/crypto-nodejs'
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
-import { decodeProtectedHeader, importX509, jwtVerify, type JWK } from 'jose'
+import { base64url, calculateJwkThumbprint, CompactEncrypt, decodeProtectedHeader, importJWK, importX509, jwtVerify, type JWK } from 'jose'
 import { x509HashClientId } from '../../keys/verifier-key.ts'
 import type { DevCredential } from './issuer.ts'
 import { presentDevMdoc } from './mdoc.ts'
@@ -27,6 +27,13 @@ type RequestObject = {
   nonce: string
   state: string
   dcql_query: { credentials: { id: string; format: string; meta?: { doctype_value?: string }; claims?: { path: string[] }[] }[] }
+  client_metadata?: { jwks?: { keys?: JWK[] }; encrypted_response_enc_values_supported?: string[] }
+}
+
+/** Where an answer goes: the response URI and client id (cross-device) or the page's origin (Digital Credentials API). */
+export type AnswerBinding = ({ clientId: string; responseUri: string } | { origin: string }) & {
+  /** The SHA-256 JWK thumbprint of the verifier's key an encrypted answer is sealed to (OpenID4VP 1.0 B.2.6). */
+  jwkThumbprint?: Uint8Array
 }
 
 /** Reads `openid4vp://?client_id=…&request_uri=…`, fetches the request and checks who signed it. */
@@ -62,7 +69,7 @@ function askedAge(query: RequestObject['dcql_query']['credentials'][number]): nu
 export async function answerRequest(
   wallet: DevWallet,
   request: Pick<RequestObject, 'nonce' | 'dcql_query'>,
-  binding: { clientId: string; responseUri: string } | { origin: string },
+  binding: AnswerBinding,
   now: Date,
 ): Promise<Record<string, string[]>> {
   for (const query of request.dcql_query.credentials) {
@@ -77,8 +84,8 @@ export async function answerRequest(
     }
     const sessionTranscript =
       'origin' in binding
-        ? dcApiSessionTranscript({ origin: binding.origin, nonce: request.nonce })
-        : openId4VpSessionTranscript({ clientId: binding.clientId, nonce: request.nonce, responseUri: binding.responseUri })
+        ? dcApiSessionTranscript({ origin: binding.origin, nonce: request.nonce, jwkThumbprint: binding.jwkThumbprint })
+        : openId4VpSessionTranscript({ clientId: binding.clientId, nonce: request.nonce, responseUri: binding.responseUri, jwkThumbprint: binding.jwkThumbprint })
     const response = await presentDevMdoc(Buffer.from(credential.credential, 'base64url'), { holderPrivateKey: wallet.holder.privateKey, sessionTranscript, threshold })
     return { [query.id]: [Buffer.from(response).toString('base64url')] }
   }
@@ -98,18 +105,41 @@ async function presentSdJwt(credential: string, holderKey: JWK, options: { thres
   })
 }
 
+/**
+ * The verifier's encryption key of a `direct_post.jwt` request (OpenID4VP 1.0 §8.3): the first key of
+ * `client_metadata.jwks` for ECDH-ES, and the content encryption it names first.
+ */
+function encryptionKeyOf(request: RequestObject): { key: JWK; enc: string } {
+  const key = request.client_metadata?.jwks?.keys?.find((candidate) => candidate.alg === 'ECDH-ES' || candidate.use === 'enc')
+  if (!key) throw new Error('the request asks for an encrypted answer but names no encryption key')
+  return { key, enc: request.client_metadata?.encrypted_response_enc_values_supported?.[0] ?? 'A128GCM' }
+}
+
 /** Answers a wallet link end to end, as a phone would after the QR code was scanned. */
 export async function presentToVerifier(wallet: DevWallet, walletUrl: string, options: { now?: Date; fetcher?: typeof fetch; decline?: boolean } = {}) {
   const fetcher = options.fetcher ?? fetch
   const now = options.now ?? new Date()
   const request = await fetchRequest(walletUrl, fetcher, now)
-  if (request.response_mode !== 'direct_post') throw new Error(`response mode ${request.response_mode} is not supported by the test wallet`)
-  const body = options.decline
-    ? new URLSearchParams({ error: 'access_denied', state: request.state })
-    : new URLSearchParams({
-        vp_token: JSON.stringify(await answerRequest(wallet, request, { clientId: request.client_id, responseUri: request.response_uri }, now)),
+  if (request.response_mode !== 'direct_post' && request.response_mode !== 'direct_post.jwt') {
+    throw new Error(`response mode ${request.response_mode} is not supported by the test wallet`)
+  }
+  const encryption = request.response_mode === 'direct_post.jwt' ? encryptionKeyOf(request) : undefined
+  const jwkThumbprint = encryption && base64url.decode(await calculateJwkThumbprint(encryption.key, 'sha256'))
+  const fields: Record<string, string> = options.decline
+    ? { error: 'access_denied', state: request.state }
+    : {
+        vp_token: JSON.stringify(await answerRequest(wallet, request, { clientId: request.client_id, responseUri: request.response_uri, jwkThumbprint }, now)),
         state: request.state,
-      })
+      }
+  let body = new URLSearchParams(fields)
+  if (encryption) {
+    // §8.3.1: the whole answer, state included, is the JWE's payload; the form carries only `response`.
+    const payload = options.decline ? fields : { vp_token: JSON.parse(fields.vp_token!), state: request.state }
+    const jwe = await new CompactEncrypt(new TextEncoder().encode(JSON.stringify(payload)))
+      .setProtectedHeader({ alg: 'ECDH-ES', enc: encryption.enc, ...(encryption.key.kid ? { kid: encryption.key.kid } : {}) })
+      .encrypt(await importJWK(encryption.key, 'ECDH-ES'))
+    body = new URLSearchParams({ response: jwe })
+  }
   const response = await fetcher(request.response_uri, { method: 'POST', body })
   return { status: response.status, body: (await response.json()) as Record<string, unknown> }
 }

@@ -24,6 +24,8 @@ export function createCredentialMethod(deps: Pick<AppDeps, 'db' | 'clock'>): Ver
         waiting: t.credential.waiting,
         checking: t.credential.checking,
         expired: t.credential.expired,
+        browserWalletCancelled: t.credential.browserWalletCancelled,
+        browserWalletFailed: t.credential.browserWalletFailed,
       }
       return (
         <form method="post" action={action} class="method credential" data-credential-form data-messages={JSON.stringify(messages)}>
