@@ -1,4 +1,5 @@
 import type { Config } from './config.ts'
+import { describeReaderIdentity, loadReaderIdentity } from './credentials/trust/reader-identity.ts'
 import { loadTrustList } from './credentials/trust/trust-list.ts'
 import { openDatabase } from './db/client.ts'
 import { migrateDatabase } from './db/migrate.ts'
@@ -52,6 +53,7 @@ export async function startServices(
   const clock = options.clock ?? systemClock
   // Read before the database is opened: a bad file stops start-up with nothing to undo.
   const trustList = config.credentials && loadTrustList(config.credentials.trustListFile, { production: config.production })
+  const identity = config.credentials && (await loadReaderIdentity(config.credentials, clock.now()))
   // Each of the server's processes gets its share of DATABASE_POOL.
   const maxConnections = Math.max(2, Math.ceil(config.databasePool / config.workers))
   const open = await openDatabase(config.database, { holder: options.holder ?? 'the ofage server', maxConnections })
@@ -61,9 +63,10 @@ export async function startServices(
     const revocations = new RevocationCache()
     await revocations.listen(open)
     const deps: AppDeps = { config, db: open.db, keys, clock, log: options.log ?? jsonLogger(), metrics: createMetrics(), revocations, challengeTurns: options.challengeTurns }
-    if (config.credentials && trustList) {
-      const { verifierKeyFile: keyFile, verifierCertificateFile: certificateFile } = config.credentials
-      deps.credentials = { trustList, verifier: await loadVerifierKey(open.db, { appUrl: config.appUrl, keyFile, certificateFile }, clock.now()) }
+    if (trustList && identity) {
+      const verifier = identity.requestSigning ?? (await loadVerifierKey(open.db, { appUrl: config.appUrl }, clock.now()))
+      deps.credentials = { trustList, verifier, readerAuth: identity.readerAuth }
+      if (identity.readerAuth || identity.requestSigning) deps.log.info('credential_certificates', describeReaderIdentity(identity))
     }
     if (config.demo) await ensureDemoClient(deps, { sync: options.syncDemoClient ?? false })
     // Only the server runs the face check; CLI commands never load its models.

@@ -87,6 +87,11 @@ export type CredentialConfig = {
    * and an answer in the other form is refused (docs/decisions.md).
    */
   plainAnswers: boolean
+  /** CREDENTIAL_VERIFIER_RP_METADATA: Google's `gw_rp_metadata_bytes` (base64url) for its certificate. */
+  verifierRpMetadata: string | undefined
+  /** CREDENTIAL_READER_KEY_FILE and _CERT_FILE: the readerAuth key and chain of Annex C requests (Apple Wallet). */
+  readerKeyFile: string | undefined
+  readerCertificateFile: string | undefined
 }
 
 /** The face age check (method class `biometric`). */
@@ -162,13 +167,30 @@ export function loadConfig(env: Env = process.env): Config {
 /** The digital credential method is on when CREDENTIAL_TRUST_LIST names a file (read at start: loadTrustList). */
 function readCredentials(env: Env): CredentialConfig | undefined {
   const trustListFile = nonEmpty(env.CREDENTIAL_TRUST_LIST)
+  const readerKeyFile = nonEmpty(env.CREDENTIAL_READER_KEY_FILE)
+  const readerCertificateFile = nonEmpty(env.CREDENTIAL_READER_CERT_FILE)
+  if ((readerKeyFile === undefined) !== (readerCertificateFile === undefined)) {
+    throw new ConfigError('CREDENTIAL_READER_KEY_FILE', 'and CREDENTIAL_READER_CERT_FILE are set together or not at all')
+  }
+  // A certificate obtained from Apple and silently unused would look like a wallet problem.
+  if (trustListFile === undefined && readerKeyFile !== undefined) throw new ConfigError('CREDENTIAL_READER_CERT_FILE', 'needs CREDENTIAL_TRUST_LIST: the digital ID method is off without it')
   if (trustListFile === undefined) return undefined
   const verifierKeyFile = nonEmpty(env.CREDENTIAL_VERIFIER_KEY_FILE)
   const verifierCertificateFile = nonEmpty(env.CREDENTIAL_VERIFIER_CERT_FILE)
   if ((verifierKeyFile === undefined) !== (verifierCertificateFile === undefined)) {
     throw new ConfigError('CREDENTIAL_VERIFIER_KEY_FILE', 'and CREDENTIAL_VERIFIER_CERT_FILE are set together or not at all')
   }
-  return { trustListFile, verifierKeyFile, verifierCertificateFile, plainAnswers: readFlag('CREDENTIAL_PLAIN_ANSWERS', env.CREDENTIAL_PLAIN_ANSWERS) ?? false }
+  const verifierRpMetadata = nonEmpty(env.CREDENTIAL_VERIFIER_RP_METADATA)
+  if (verifierRpMetadata !== undefined && verifierKeyFile === undefined) throw new ConfigError('CREDENTIAL_VERIFIER_RP_METADATA', 'belongs to the certificate in CREDENTIAL_VERIFIER_CERT_FILE, which is not set')
+  return {
+    trustListFile,
+    verifierKeyFile,
+    verifierCertificateFile,
+    verifierRpMetadata,
+    readerKeyFile,
+    readerCertificateFile,
+    plainAnswers: readFlag('CREDENTIAL_PLAIN_ANSWERS', env.CREDENTIAL_PLAIN_ANSWERS) ?? false,
+  }
 }
 
 function readInt(variable: string, value: string | undefined, range: { min: number; max: number; fallback: number }): number {

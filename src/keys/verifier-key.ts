@@ -1,5 +1,5 @@
 import { createHash, X509Certificate } from 'node:crypto'
-import { importJWK, importPKCS8, type CryptoKey, type JWK } from 'jose'
+import { importJWK, type CryptoKey, type JWK } from 'jose'
 import type { Database } from '../db/client.ts'
 import { findSecret, getOrCreateSecret } from './server-secrets.ts'
 
@@ -8,23 +8,25 @@ import { findSecret, getOrCreateSecret } from './server-secrets.ts'
  * wallet sees our `client_id` as `x509_hash:` + the SHA-256 of the leaf certificate (OpenID4VP 1.0
  * §5.9.3), so the request's signature and the identity it names cannot be separated.
  */
-export type VerifierKey = { clientId: string; x5c: string[]; privateKey: CryptoKey }
+export type VerifierKey = {
+  clientId: string
+  x5c: string[]
+  privateKey: CryptoKey
+  /** `x509_san_dns:<host>`, for an operator's certificate that names a DNS host (never the generated one). */
+  sanDnsClientId?: string
+  /** Google Wallet's `gw_rp_metadata_bytes` (base64url), sent in `client_metadata` with the certificate Google signed. */
+  rpMetadata?: string
+}
 
 const ECDSA = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' }
 
 /**
- * The verifier key: from CREDENTIAL_VERIFIER_KEY_FILE and _CERT_FILE when the operator has a certificate
- * wallets trust (an access certificate of a national scheme), else one generated once for the deployment
- * (a self-signed certificate naming the page's host) and shared by every instance through the database.
+ * The verifier key generated once for the deployment (a self-signed certificate naming the page's host)
+ * and shared by every instance through the database. An operator's certificate that wallets trust
+ * (CREDENTIAL_VERIFIER_KEY_FILE and _CERT_FILE) is read and checked by the trust room instead
+ * (credentials/trust/reader-identity.ts) and replaces this one.
  */
-export async function loadVerifierKey(
-  db: Database,
-  options: { appUrl: string; keyFile?: string; certificateFile?: string },
-  now: Date,
-): Promise<VerifierKey> {
-  if (options.keyFile && options.certificateFile) {
-    return verifierKeyFrom(await Bun.file(options.keyFile).text(), await Bun.file(options.certificateFile).text())
-  }
+export async function loadVerifierKey(db: Database, options: { appUrl: string }, now: Date): Promise<VerifierKey> {
   const stored = await findSecret(db, 'credential_verifier_key')
   if (stored) return fromStored(stored)
   // Of instances starting together on a fresh database, the first one stored wins and all use its key.
@@ -36,13 +38,6 @@ async function fromStored(stored: string): Promise<VerifierKey> {
   const { jwk, certificate } = JSON.parse(stored) as { jwk: JWK; certificate: string }
   const x5c = [Buffer.from(new X509Certificate(certificate).raw).toString('base64')]
   return { clientId: x509HashClientId(x5c[0]!), x5c, privateKey: (await importJWK(jwk, 'ES256')) as CryptoKey }
-}
-
-async function verifierKeyFrom(keyPem: string, chainPem: string): Promise<VerifierKey> {
-  const certificates = chainPem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []
-  if (certificates.length === 0) throw new Error('CREDENTIAL_VERIFIER_CERT_FILE holds no PEM certificate')
-  const x5c = certificates.map((pem) => Buffer.from(new X509Certificate(pem).raw).toString('base64'))
-  return { clientId: x509HashClientId(x5c[0]!), x5c, privateKey: (await importPKCS8(keyPem, 'ES256')) as CryptoKey }
 }
 
 /** `x509_hash:<base64url SHA-256 of the DER leaf certificate>` (OpenID4VP 1.0 §5.9.3). */
