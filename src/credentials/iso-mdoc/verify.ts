@@ -12,10 +12,13 @@ const { DataItem, parse, Verifier } = mdl
  */
 export type MdocPresentationCheck = {
   trustList: TrustList
-  /** The CBOR-encoded SessionTranscript of this request (openid4vp/session-transcript.ts). */
+  /** The CBOR-encoded SessionTranscript of this request (openid4vp/session-transcript.ts; Annex C: session-transcript.ts). */
   sessionTranscript: Uint8Array
-  /** The doc type the answered query asked for (`doctype_value`); a document of another type is refused. */
-  docType: AgeDocType
+  /**
+   * The doc type the answered query asked for (OpenID4VP `doctype_value`), or the doc types an Annex C
+   * DeviceRequest offered as alternatives; a document of any other type is refused.
+   */
+  docType: AgeDocType | readonly AgeDocType[]
   /** The age the session asks for. */
   threshold: number
   /** Seconds since the epoch. */
@@ -42,9 +45,10 @@ function failureOf(check: Check): PresentationFailure {
 const fail = (failure: PresentationFailure): PresentationResult => ({ valid: false, failure })
 
 /**
- * Verifies an ISO 18013-5 DeviceResponse proving an age (OpenID4VP 1.0 Appendix B.2): one document of an
- * age doc type; its issuer's signature (issuerAuth) by the document signer certificate in its x5chain, which
- * must chain to a root of the trust list; certificates and the MSO's validityInfo current at `now`; the
+ * Verifies an ISO 18013-5 DeviceResponse proving an age (OpenID4VP 1.0 Appendix B.2, or ISO/IEC 18013-7
+ * Annex C once opened by `openAnnexCResponse`): one document, of a doc type the check accepts; its issuer's
+ * signature (issuerAuth) by the document signer certificate in its x5chain, which must chain to a root of
+ * the trust list; certificates and the MSO's validityInfo current at `now`; the
  * digests of the disclosed elements; the device's signature over our SessionTranscript; and the disclosed
  * `age_over_NN` statements. Only those are read; nothing of the credential is returned or kept. A bad
  * presentation is a failure, never an exception; only a SessionTranscript of ours that @auth0/mdl cannot
@@ -55,8 +59,9 @@ export async function verifyMdocAgePresentation(deviceResponse: Uint8Array, chec
   const read = readDocument(deviceResponse)
   if (!read) return fail('malformed')
   const { document, x5chain } = read
-  if (document.docType !== check.docType) return fail('wrong_credential')
-  // deviceMac needs an ECDH with a reader key we never send (OpenID4VP has none); only a signature binds.
+  const accepted: readonly string[] = typeof check.docType === 'string' ? [check.docType] : check.docType
+  if (!accepted.includes(document.docType)) return fail('wrong_credential')
+  // deviceMac needs an ECDH with a reader key we never send (OpenID4VP and Annex C have none); only a signature binds.
   if (!document.deviceSigned.deviceAuth.deviceSignature) return fail('key_binding')
 
   const now = new Date(check.now * 1000)
@@ -81,16 +86,16 @@ export async function verifyMdocAgePresentation(deviceResponse: Uint8Array, chec
   const { validFrom, validUntil } = document.issuerSigned.issuerAuth.decodedPayload.validityInfo ?? {}
   if (!isDate(validFrom) || !isDate(validUntil)) return fail('malformed')
   if (now < validFrom || now > validUntil) return fail('expired')
-  return readAgeStatements(document, AGE_DOC_TYPES[check.docType], check.threshold)
+  return readAgeStatements(document, AGE_DOC_TYPES[document.docType as AgeDocType], check.threshold)
 }
 
-/** The one device-signed document of an age doc type, with its issuer's certificates; else undefined. */
+/** The one device-signed document, with its issuer's certificates; else undefined. Its type is checked next. */
 function readDocument(deviceResponse: Uint8Array): { document: DeviceSignedDocument; x5chain: Uint8Array[] } | undefined {
   try {
     const { documents } = parse(deviceResponse)
     const document = documents[0]
     // We ask for one credential; a second document answers a question we did not ask.
-    if (documents.length !== 1 || !(document instanceof mdl.DeviceSignedDocument) || !Object.hasOwn(AGE_DOC_TYPES, document.docType)) return undefined
+    if (documents.length !== 1 || !(document instanceof mdl.DeviceSignedDocument) || typeof document.docType !== 'string') return undefined
     const x5chain: unknown[] = document.issuerSigned.issuerAuth.x5chain ?? []
     if (!x5chain.every((cert) => cert instanceof Uint8Array)) return undefined
     return { document, x5chain: x5chain as Uint8Array[] }
