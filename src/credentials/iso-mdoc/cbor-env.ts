@@ -17,3 +17,8 @@ export const mdl: typeof import('@auth0/mdl') = require('@auth0/mdl')
 export function encodeCbor(value: unknown): Uint8Array {
   return mdl.DataItem.fromData(value).buffer
 }
+
+/** `#6.24(bstr .cbor value)`: what ISO 18013-5 calls the "Bytes" of a structure (ItemsRequestBytes...). */
+export function taggedCbor(value: unknown): InstanceType<typeof mdl.DataItem> {
+  return mdl.DataItem.fromData(value)
+}
