@@ -6,20 +6,20 @@
  *   bun bench/annex-c.ts               # 500 runs of each, after 50 of warm-up
  *   bun bench/annex-c.ts --runs 2000
  *
- * Both answers carry the same kind of document (a dev-issued mDL disclosing age_over_18, device-signed), made
- * once by the test wallets; only the verifier's work is timed. Prints median, p95 and mean in milliseconds.
+ * Both answers carry the same document (an mDL disclosing age_over_18, device-signed), made once by the test
+ * wallets (test/wallets/mdoc.ts, annex-c-wallet.ts); only the verifier's work is timed. Prints median, p95 and mean in milliseconds.
  */
-import { issueDevMdoc, presentDevMdoc } from '../src/credentials/dev/mdoc.ts'
 import { annexCRequest } from '../src/credentials/iso-mdoc/annex-c-request.ts'
 import { openAnnexCResponse } from '../src/credentials/iso-mdoc/annex-c-response.ts'
 import { annexCSessionTranscript } from '../src/credentials/iso-mdoc/session-transcript.ts'
 import { verifyMdocAgePresentation } from '../src/credentials/iso-mdoc/verify.ts'
 import { verifyAgeAnswer } from '../src/credentials/openid4vp/answer.ts'
-import { dcApiSessionTranscript } from '../src/credentials/openid4vp/session-transcript.ts'
 import { AGE_DOC_TYPES, type AgeDocType } from '../src/credentials/queries.ts'
 import { parseTrustList } from '../src/credentials/trust/trust-list.ts'
 import { createMdocPki, generateP256KeyPair } from '../test/credentials/pki.ts'
-import { answerAnnexCRequest, devMdocHolder } from '../test/wallets/annex-c-wallet.ts'
+import { ageMdocHolder, answerAnnexCRequest } from '../test/wallets/annex-c-wallet.ts'
+import { issueMdoc, presentMdoc } from '../test/wallets/mdoc.ts'
+import { dcApiTranscript } from '../test/wallets/transcripts.ts'
 
 const runs = Number(process.argv[process.argv.indexOf('--runs') + 1]) || 500
 const WARM_UP = 50
@@ -32,23 +32,24 @@ const pki = await createMdocPki({ from: new Date(now.getTime() - 86_400_000), si
 const trustList = parseTrustList(pki.rootPem)
 const holder = await generateP256KeyPair()
 const recipient = await generateP256KeyPair()
-const mdoc = await issueDevMdoc({
+const mdoc = await issueMdoc({
   signerKey: pki.signer.privateKey,
   signerCertificate: pki.signerPem,
   holderPublicKey: holder.publicKey,
   docType: 'org.iso.18013.5.1.mDL',
+  namespace: 'org.iso.18013.5.1',
   ages: { '18': true, '21': false },
   validFrom: new Date(now.getTime() - 3_600_000),
   validUntil: new Date(now.getTime() + 86_400_000),
 })
 
 const { data: request } = await annexCRequest({ threshold: 18, nonce: NONCE, recipientPublicKey: recipient.publicKey, origin: ORIGIN })
-const answered = await answerAnnexCRequest(request, ORIGIN, { holder: devMdocHolder({ 'org.iso.18013.5.1.mDL': mdoc }, holder.privateKey) })
+const answered = await answerAnnexCRequest(request, ORIGIN, { holder: ageMdocHolder({ 'org.iso.18013.5.1.mDL': mdoc }, holder.privateKey) })
 if (!answered.ok) throw new Error(`the wallet refused: ${answered.refusal}`)
 const annexCAnswer = answered.data
 const docTypes = Object.keys(AGE_DOC_TYPES) as AgeDocType[]
 
-const openId4VpResponse = await presentDevMdoc(mdoc, { holderPrivateKey: holder.privateKey, sessionTranscript: dcApiSessionTranscript({ origin: ORIGIN, nonce: NONCE }), threshold: 18 })
+const openId4VpResponse = await presentMdoc(mdoc, { holderPrivateKey: holder.privateKey, sessionTranscript: dcApiTranscript({ origin: ORIGIN, nonce: NONCE }), threshold: 18 })
 const vpToken = { mdl: [Buffer.from(openId4VpResponse).toString('base64url')] }
 
 /** What an Annex C route does with an answer: its transcript, HPKE open, then the DeviceResponse. */

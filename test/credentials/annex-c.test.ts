@@ -3,22 +3,25 @@ import { beforeAll, describe, expect, test } from 'bun:test'
 import { createHash } from 'node:crypto'
 import * as x509 from '@peculiar/x509'
 import { decode, encode, Tag } from 'cbor2'
-import { issueDevMdoc } from '../../src/credentials/dev/mdoc.ts'
+import { issueDevMdoc, presentDevMdoc } from '../../src/credentials/dev/mdoc.ts'
 import { ANNEX_C_PROTOCOL, annexCRequest, type AnnexCRequestParams } from '../../src/credentials/iso-mdoc/annex-c-request.ts'
 import { MAX_ANNEX_C_RESPONSE_LENGTH, openAnnexCResponse } from '../../src/credentials/iso-mdoc/annex-c-response.ts'
-import { mdl } from '../../src/credentials/iso-mdoc/cbor-env.ts'
 import { annexCEncryptionInfo } from '../../src/credentials/iso-mdoc/encryption-info.ts'
 import { annexCSessionTranscript } from '../../src/credentials/iso-mdoc/session-transcript.ts'
 import { verifyMdocAgePresentation } from '../../src/credentials/iso-mdoc/verify.ts'
 import { AGE_DOC_TYPES, type AgeDocType } from '../../src/credentials/queries.ts'
 import { parseTrustList, type TrustList } from '../../src/credentials/trust/trust-list.ts'
-import { answerAnnexCRequest, devMdocHolder, sealAnnexCResponse, walletSessionTranscript, type MdocHolder, type WalletOptions } from '../wallets/annex-c-wallet.ts'
+import { ageMdocHolder, answerAnnexCRequest, sealAnnexCResponse, type AnnexCHolder, type WalletOptions } from '../wallets/annex-c-wallet.ts'
+import { issueMdoc, presentMdoc } from '../wallets/mdoc.ts'
+import { annexCTranscript } from '../wallets/transcripts.ts'
 import { APPLE_SAMPLE, MULTIPAZ_CAPTURE } from './annex-c-vectors.ts'
 import { createMdocPki, generateP256KeyPair, type KeyPair, type MdocPki } from './pki.ts'
 
 /**
  * ISO/IEC 18013-7 Annex C (`org-iso-mdoc`): our request, answered by the test wallet of test/wallets (cbor2,
- * panva's hpke, its own transcript and readerAuth check), opened and verified by the verifier.
+ * panva's hpke, its own transcript and readerAuth check) with the independent mdoc holder of
+ * test/wallets/mdoc.ts (and, for the round trips, also with the dev holder of src/credentials/dev/mdoc.ts),
+ * opened and verified by the verifier.
  */
 const NOW = 1_795_000_000
 const DAY = 86_400
@@ -30,8 +33,10 @@ let pki: MdocPki
 let trustList: TrustList
 let holderKeys: KeyPair
 let recipient: KeyPair
-/** An mdoc of each age doc type, issued to the test holder. */
+/** An mdoc of each age doc type, issued to the test holder by the independent issuer (test/wallets/mdoc.ts). */
 const issued: Partial<Record<AgeDocType, Uint8Array>> = {}
+/** The same, issued by the dev issuer (@auth0/mdl), for the dev holder. */
+const issuedDev: Partial<Record<AgeDocType, Uint8Array>> = {}
 /** A reader PKI: the wallet checks signatures and chains, no key usage, so an mdoc PKI's shape serves. */
 let reader: MdocPki
 
@@ -42,20 +47,20 @@ beforeAll(async () => {
   holderKeys = await generateP256KeyPair()
   recipient = await generateP256KeyPair()
   for (const docType of DOC_TYPES) {
-    issued[docType] = await issueDevMdoc({
-      signerKey: pki.signer.privateKey,
-      signerCertificate: pki.signerPem,
-      holderPublicKey: holderKeys.publicKey,
-      docType,
-      ages: { '16': true, '18': true, '21': false },
-      validFrom: at(NOW - DAY),
-      validUntil: at(NOW + 90 * DAY),
-    })
+    issued[docType] = await issue(docType, AGE_DOC_TYPES[docType])
+    issuedDev[docType] = await issueDevMdoc({ ...issuance(), docType, ages: { '16': true, '18': true, '21': false } })
   }
 })
 
-const holderOf = (...docTypes: AgeDocType[]): MdocHolder =>
-  devMdocHolder(Object.fromEntries(docTypes.map((docType) => [docType, issued[docType]!])), holderKeys.privateKey)
+const issuance = () => ({ signerKey: pki.signer.privateKey, signerCertificate: pki.signerPem, holderPublicKey: holderKeys.publicKey, validFrom: at(NOW - DAY), validUntil: at(NOW + 90 * DAY) })
+/** An mdoc of any doc type from our trusted test issuer, by the independent issuer. */
+const issue = (docType: string, namespace: string) => issueMdoc({ ...issuance(), docType, namespace, ages: { '16': true, '18': true, '21': false } })
+
+/** The independent holder of the given doc types. */
+const holderOf = (...docTypes: AgeDocType[]): AnnexCHolder => ageMdocHolder(Object.fromEntries(docTypes.map((docType) => [docType, issued[docType]!])), holderKeys.privateKey)
+/** The dev holder (@auth0/mdl, the verifier's own library) of the given doc types. */
+const devHolderOf = (...docTypes: AgeDocType[]): AnnexCHolder =>
+  ageMdocHolder(Object.fromEntries(docTypes.map((docType) => [docType, issuedDev[docType]!])), holderKeys.privateKey, presentDevMdoc)
 
 const der = (pem: string) => new Uint8Array(new x509.X509Certificate(pem).rawData)
 const readerKey = () => ({ privateKey: reader.signer.privateKey, certificateChain: [der(reader.signerPem)] })
@@ -111,7 +116,7 @@ describe('EncryptionInfo and SessionTranscript (Annex C)', () => {
     const info = Buffer.concat([Buffer.from([0x82, 0x78, encryptionInfo.length]), Buffer.from(encryptionInfo), Buffer.from([0x60 + ORIGIN.length]), Buffer.from(ORIGIN)])
     const byHand = Buffer.concat([Buffer.from('83f6f68265646361706958' + '20', 'hex'), sha256(info)])
     expect(Buffer.from(annexCSessionTranscript({ encryptionInfo, origin: ORIGIN })).equals(byHand)).toBe(true)
-    expect(Buffer.from(await walletSessionTranscript(encryptionInfo, ORIGIN)).equals(byHand)).toBe(true)
+    expect(Buffer.from(annexCTranscript({ encryptionInfo, origin: ORIGIN })).equals(byHand)).toBe(true)
   })
 })
 
@@ -196,13 +201,26 @@ describe('readerAuth, as the wallet checks it', () => {
 
 describe('openAnnexCResponse and verifyMdocAgePresentation', () => {
   for (const docType of DOC_TYPES) {
-    test(`a holder of only ${docType} answers our signed request; the answer opens and proves 18`, async () => {
-      const { data } = await request({ reader: readerKey() })
-      const answered = await answerAnnexCRequest(data, ORIGIN, { holder: holderOf(docType), requireReaderAuth: true })
-      expect(answered).toMatchObject({ ok: true, docType })
-      expect(await openAndVerify((answered as { data: unknown }).data, data.encryptionInfo)).toEqual({ valid: true, ageOver: 18 })
-    })
+    for (const [kind, holder] of [['independent', holderOf], ['dev', devHolderOf]] as const) {
+      test(`a holder of only ${docType} (${kind} holder) answers our signed request; the answer opens and proves 18`, async () => {
+        const { data } = await request({ reader: readerKey() })
+        const answered = await answerAnnexCRequest(data, ORIGIN, { holder: holder(docType), requireReaderAuth: true })
+        expect(answered).toMatchObject({ ok: true, docType })
+        expect(await openAndVerify((answered as { data: unknown }).data, data.encryptionInfo)).toEqual({ valid: true, ageOver: 18 })
+      })
+    }
   }
+
+  test('a holder of both answers with the first alternative; a DeviceResponse carrying both documents is malformed', async () => {
+    const { data } = await request()
+    expect(await answerAnnexCRequest(data, ORIGIN, { holder: holderOf('org.iso.18013.5.1.mDL', 'eu.europa.ec.av.1') })).toMatchObject({ ok: true, docType: 'eu.europa.ec.av.1' })
+    const both: AnnexCHolder = {
+      docTypes: ['eu.europa.ec.av.1'],
+      present: (_, sessionTranscript) =>
+        presentMdoc(issued['eu.europa.ec.av.1']!, { holderPrivateKey: holderKeys.privateKey, sessionTranscript, threshold: 18, extraDocuments: [issued['org.iso.18013.5.1.mDL']!] }),
+    }
+    expect(await openAndVerify(await answer(data, { holder: both }), data.encryptionInfo)).toEqual({ valid: false, failure: 'malformed' })
+  })
 
   test('a ciphertext with a flipped byte, or another enc, is undecryptable', async () => {
     const { data } = await request()
@@ -261,8 +279,10 @@ describe('openAnnexCResponse and verifyMdocAgePresentation', () => {
 
   test('an answer whose document is of a doc type we did not ask is the wrong credential', async () => {
     const { data } = await request()
-    const photoId: MdocHolder = { docTypes: ['org.iso.18013.5.1.mDL'], present: (_, sessionTranscript) => presentForeignMdoc(sessionTranscript) }
-    expect(await openAndVerify(await answer(data, { holder: photoId }), data.encryptionInfo)).toEqual({ valid: false, failure: 'wrong_credential' })
+    // A genuine ISO 23220 photo ID with an age statement, from our trusted issuer: not a doc type we asked for.
+    const photoId = await issue('org.iso.23220.photoid.1', 'org.iso.23220.1')
+    const lying: AnnexCHolder = { docTypes: ['org.iso.18013.5.1.mDL'], present: (_, sessionTranscript) => presentMdoc(photoId, { holderPrivateKey: holderKeys.privateKey, sessionTranscript, threshold: 18 }) }
+    expect(await openAndVerify(await answer(data, { holder: lying }), data.encryptionInfo)).toEqual({ valid: false, failure: 'wrong_credential' })
   })
 
   test('wrong or unknown structure, a huge input and non-base64url are malformed, never an exception', async () => {
@@ -292,24 +312,3 @@ describe('openAnnexCResponse and verifyMdocAgePresentation', () => {
     for (const input of inputs) expect(await openAndVerify(input, data.encryptionInfo)).toEqual({ ok: false, failure: 'malformed' })
   })
 })
-
-/**
- * A genuine mdoc of a doc type we never ask for (an ISO 23220 photo ID with an age statement), issued by
- * our trusted test issuer and device-signed over `sessionTranscript`, with @auth0/mdl as dev/mdoc.ts does.
- */
-async function presentForeignMdoc(sessionTranscript: Uint8Array): Promise<Uint8Array> {
-  const docType = 'org.iso.23220.photoid.1'
-  const document = await new mdl.Document(docType)
-    .addIssuerNameSpace('org.iso.23220.1', { age_over_18: true })
-    .useDigestAlgorithm('SHA-256')
-    .addValidityInfo({ signed: at(NOW - DAY), validFrom: at(NOW - DAY), validUntil: at(NOW + DAY) })
-    .addDeviceKeyInfo({ deviceKey: holderKeys.publicKey })
-    .sign({ issuerPrivateKey: { ...pki.signer.privateKey, alg: 'ES256' }, issuerCertificate: pki.signerPem, alg: 'ES256' })
-  const fields = [{ path: ["$['org.iso.23220.1']['age_over_18']"], intent_to_retain: false }]
-  const response = await mdl.DeviceResponse.from(new mdl.MDoc([document]))
-    .usingPresentationDefinition({ id: 'age', input_descriptors: [{ id: docType, format: { mso_mdoc: { alg: ['ES256'] } }, constraints: { limit_disclosure: 'required', fields } }] })
-    .usingSessionTranscriptBytes(Buffer.from(mdl.DataItem.fromData(new mdl.DataItem({ buffer: sessionTranscript })).buffer))
-    .authenticateWithSignature({ ...holderKeys.privateKey, alg: 'ES256' }, 'ES256')
-    .sign()
-  return response.encode()
-}

@@ -1,8 +1,10 @@
 import { decode, encode, Tag } from 'cbor2'
 import * as HPKE from 'hpke'
 import type { JWK } from 'jose'
-import { presentDevMdoc } from '../../src/credentials/dev/mdoc.ts'
+import { presentMdoc } from './mdoc.ts'
+import type { MdocHolder } from './openid4vp-wallet.ts'
 import { checkReaderAuth, type ReaderTrust, type SignedRequestParts } from './reader-auth.ts'
+import { annexCTranscript } from './transcripts.ts'
 
 /**
  * A test wallet for ISO/IEC 18013-7 Annex C (`org-iso-mdoc` over the Digital Credentials API), built apart
@@ -10,15 +12,16 @@ import { checkReaderAuth, type ReaderTrust, type SignedRequestParts } from './re
  * to seal, its own SessionTranscript and readerAuth check (reader-auth.ts). It takes what the browser hands
  * a wallet (the request's `data` and the page's origin) and returns the answer's `data`.
  *
- * The mdoc itself comes from an `MdocHolder`, the seam for an independent holder (test/wallets/mdoc.ts);
- * until then `devMdocHolder` presents with src/credentials/dev/mdoc.ts, over this wallet's transcript.
+ * The mdoc itself comes from an `AnnexCHolder`: `ageMdocHolder` presents with the independent holder of
+ * test/wallets/mdoc.ts (or, given `presentDevMdoc`, with src/credentials/dev/mdoc.ts), over this wallet's
+ * transcript (test/wallets/transcripts.ts).
  */
 
 /** An ItemsRequest as the wallet read it: doc type, and per namespace element => intentToRetain. */
 export type ItemsRequest = { docType: string; nameSpaces: Map<string, Map<string, boolean>> }
 
-/** Who holds the mdocs and signs DeviceResponses with their device keys. */
-export type MdocHolder = {
+/** Who holds the mdocs and signs DeviceResponses with their device keys: the wallet's seam for the mdoc itself. */
+export type AnnexCHolder = {
   /** The doc types held. */
   docTypes: readonly string[]
   /** A DeviceResponse answering `request`, device-signed over `sessionTranscript` (CBOR, as the wallet built it). */
@@ -26,7 +29,7 @@ export type MdocHolder = {
 }
 
 export type WalletOptions = ReaderTrust & {
-  holder: MdocHolder
+  holder: AnnexCHolder
   /** Refuse unsigned requests (Apple Wallet answers signed requests only). */
   requireReaderAuth?: boolean
 }
@@ -49,7 +52,7 @@ const suite = new HPKE.CipherSuite(HPKE.KEM_DHKEM_P256_HKDF_SHA256, HPKE.KDF_HKD
 export async function answerAnnexCRequest(data: unknown, origin: string, options: WalletOptions): Promise<WalletAnswer> {
   const request = readRequest(data)
   if (!request) return { ok: false, refusal: 'malformed_request' }
-  const sessionTranscript = await walletSessionTranscript(request.encryptionInfo, origin)
+  const sessionTranscript = annexCTranscript({ encryptionInfo: request.encryptionInfo, origin })
   const readerAuth = await checkReaderAuth(request, sessionTranscript, options)
   if (readerAuth === 'failed' || (readerAuth === 'none' && options.requireReaderAuth)) return { ok: false, refusal: 'reader_auth' }
   const sets = request.documentSets ?? [[0]]
@@ -61,12 +64,6 @@ export async function answerAnnexCRequest(data: unknown, origin: string, options
   return { ok: true, data: await sealAnnexCResponse(deviceResponse, { encryptionInfo: request.encryptionInfo, origin }), docType: items.docType, readerAuth }
 }
 
-/** Annex C: `[null, null, ["dcapi", sha256(cbor([Base64EncryptionInfo, SerializedOrigin]))]]`, with cbor2. */
-export async function walletSessionTranscript(encryptionInfo: string, origin: string): Promise<Uint8Array> {
-  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', new Uint8Array(encode([encryptionInfo, origin]))))
-  return encode([null, null, ['dcapi', digest]])
-}
-
 /**
  * Seals a DeviceResponse for a request, as a wallet does: HPKE base mode, DHKEM(P-256, HKDF-SHA256),
  * HKDF-SHA256, AES-128-GCM, to EncryptionInfo's recipientPublicKey, `info` the SessionTranscript for
@@ -76,21 +73,25 @@ export async function sealAnnexCResponse(deviceResponse: Uint8Array, request: { 
   const recipientKey = readRecipientKey(request.encryptionInfo)
   if (!recipientKey) throw new TypeError('not an EncryptionInfo')
   const publicKey = await suite.DeserializePublicKey(recipientKey)
-  const info = await walletSessionTranscript(request.encryptionInfo, request.origin)
+  const info = annexCTranscript(request)
   const { encapsulatedSecret, ciphertext } = await suite.Seal(publicKey, deviceResponse, { info })
   const sealed = encode(['dcapi', new Map<string, Uint8Array>([['enc', encapsulatedSecret], ['cipherText', ciphertext]])])
   return { response: Buffer.from(sealed).toString('base64url') }
 }
 
-/** A holder of mdocs issued by src/credentials/dev/mdoc.ts (the seam's stand-in until test/wallets/mdoc.ts). */
-export function devMdocHolder(issued: Record<string, Uint8Array>, holderPrivateKey: JWK): MdocHolder {
+/**
+ * A holder of issued mdocs (by doc type) that answers an age request with `present`: by default the holder
+ * of test/wallets/mdoc.ts, written apart from the verifier; `presentDevMdoc` (@auth0/mdl) for an mdoc issued
+ * by src/credentials/dev/mdoc.ts.
+ */
+export function ageMdocHolder(issued: Record<string, Uint8Array>, holderPrivateKey: JWK, present: MdocHolder = presentMdoc): AnnexCHolder {
   return {
     docTypes: Object.keys(issued),
     present(request, sessionTranscript) {
       const elements = [...request.nameSpaces.values()].flatMap((elements) => [...elements.keys()])
       const age = elements.map((element) => /^age_over_(\d{2})$/.exec(element)?.[1]).find((match) => match !== undefined)
-      if (!issued[request.docType] || age === undefined) throw new TypeError('the dev holder answers age requests for the mdocs it holds')
-      return presentDevMdoc(issued[request.docType]!, { holderPrivateKey, sessionTranscript, threshold: Number(age) })
+      if (!issued[request.docType] || age === undefined) throw new TypeError('this holder answers age requests for the mdocs it holds')
+      return present(issued[request.docType]!, { holderPrivateKey, sessionTranscript, threshold: Number(age) })
     },
   }
 }

@@ -35,3 +35,12 @@ function thumbprint(value: Uint8Array | undefined): Uint8Array | null {
 function sha256(data: Uint8Array): Uint8Array {
   return new Uint8Array(createHash('sha256').update(data).digest())
 }
+
+/**
+ * ISO/IEC 18013-7 Annex C, a request of protocol `org-iso-mdoc`: `[null, null, ["dcapi",
+ * sha256(cbor([Base64EncryptionInfo, SerializedOrigin]))]]`, the EncryptionInfo as the request carried it
+ * (base64url text) and the origin as the browser asserts it.
+ */
+export function annexCTranscript(request: { encryptionInfo: string; origin: string }): Uint8Array {
+  return encode([null, null, ['dcapi', sha256(encode([request.encryptionInfo, request.origin]))]])
+}
