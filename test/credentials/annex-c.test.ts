@@ -184,6 +184,13 @@ describe('readerAuth, as the wallet checks it', () => {
     }
   })
 
+  test('the reader key may be a WebCrypto key, as the operator\'s is loaded (trust/reader-identity.ts)', async () => {
+    const { kty, crv, x, y, d } = reader.signer.privateKey
+    const privateKey = await crypto.subtle.importKey('jwk', { kty, crv, x, y, d }, { name: 'ECDSA', namedCurve: 'P-256' }, false, ['sign'])
+    const { data } = await request({ reader: { ...readerKey(), privateKey } })
+    expect(await answerAnnexCRequest(data, ORIGIN, { holder: holderOf('eu.europa.ec.av.1'), roots: [der(reader.rootPem)] })).toMatchObject({ ok: true, readerAuth: 'verified' })
+  })
+
   test('a wallet trusting other reader roots refuses our request; one trusting our reader root answers it', async () => {
     const { data } = await request({ reader: readerKey() })
     const holder = holderOf('org.iso.18013.5.1.mDL')
