@@ -2,6 +2,7 @@ import { and, count, eq, gt, isNotNull, isNull, type SQL } from 'drizzle-orm'
 import type { Database } from '../db/client.ts'
 import { credentialRequests, verificationSessions, type ResponseKeys } from '../db/schema.ts'
 import { exportJWK, generateKeyPair, type JWK } from 'jose'
+import { generateResponseEncryptionKey, type ResponseEncryptionPublicKey } from '../credentials/openid4vp/response-encryption-key.ts'
 import type { CredentialFailure } from '../credentials/presentation.ts'
 import type { Clock } from '../lib/clock.ts'
 import { randomToken, sha256Hex } from '../lib/crypto.ts'
@@ -16,7 +17,7 @@ export const MAX_REQUESTS_PER_SESSION = 20
 type RequestDeps = { db: Database; clock: Clock }
 
 /** The public halves of a request's keys, for the requests we send: `jwe` carries its `kid`. */
-export type RequestPublicKeys = { jwe: JWK & { kid: string }; hpke: JWK }
+export type RequestPublicKeys = { jwe: ResponseEncryptionPublicKey; hpke: JWK }
 
 export type IssuedRequest = { id: string; state: string; nonce: string; expiresAt: Date; publicKeys: RequestPublicKeys }
 
@@ -34,21 +35,20 @@ export async function createCredentialRequest(deps: RequestDeps, session: Verifi
   const [open] = await deps.db.select({ n: count() }).from(credentialRequests).where(eq(credentialRequests.sessionIdHash, session.idHash))
   if ((open?.n ?? 0) >= MAX_REQUESTS_PER_SESSION) return undefined
   const now = deps.clock.now()
-  const [jwe, hpke] = await Promise.all([generateP256Key(), generateP256Key()])
-  const keyId = randomToken(12)
+  const [jwe, hpke] = await Promise.all([generateResponseEncryptionKey(), generateP256Key()])
   const issued = {
     id: randomToken(18),
     state: randomToken(24),
     nonce: randomToken(24),
     expiresAt: new Date(now.getTime() + CREDENTIAL_REQUEST_LIFETIME_MS),
-    publicKeys: { jwe: { ...jwe.publicKey, kid: keyId }, hpke: hpke.publicKey },
+    publicKeys: { jwe: jwe.publicKey, hpke: hpke.publicKey },
   }
   await deps.db.insert(credentialRequests).values({
     idHash: sha256Hex(issued.id),
     stateHash: sha256Hex(issued.state),
     sessionIdHash: session.idHash,
     nonce: issued.nonce,
-    responseKeyIdHash: sha256Hex(keyId),
+    responseKeyIdHash: sha256Hex(jwe.publicKey.kid),
     responseKeys: { jwe: jwe.privateKey, hpke: hpke.privateKey } satisfies ResponseKeys,
     createdAt: now,
     expiresAt: issued.expiresAt,
@@ -56,7 +56,7 @@ export async function createCredentialRequest(deps: RequestDeps, session: Verifi
   return issued
 }
 
-/** A fresh P-256 key pair (ECDH), private and public as JWKs. */
+/** A fresh P-256 key pair (ECDH), private and public as JWKs: the recipient key of an Annex C answer. */
 async function generateP256Key(): Promise<{ privateKey: JWK; publicKey: JWK }> {
   const pair = await generateKeyPair('ECDH-ES', { crv: 'P-256', extractable: true })
   return { privateKey: await exportJWK(pair.privateKey), publicKey: await exportJWK(pair.publicKey) }

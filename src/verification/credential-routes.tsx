@@ -1,13 +1,26 @@
 import { Elysia, t } from 'elysia'
 import { renderSVG } from 'uqr'
-import { verifyAgeAnswer, type AnswerCheck } from '../credentials/openid4vp/answer.ts'
-import { digitalCredentialsRequest } from '../credentials/openid4vp/dc-api.ts'
+import { digitalCredentialRequests, publicHalf, verifyDigitalCredentialAnswer } from '../credentials/digital-credentials.ts'
+import { verifyAgeAnswer, type AnswerBinding } from '../credentials/openid4vp/answer.ts'
+import { decryptResponse, readResponseKeyId, type AuthorizationResponse } from '../credentials/openid4vp/encrypted-response.ts'
 import { signRequestObject, walletLink } from '../credentials/openid4vp/request-object.ts'
+import type { ResponseEncryptionPublicKey } from '../credentials/openid4vp/response-encryption-key.ts'
 import type { PresentationResult } from '../credentials/presentation.ts'
+import { sha256Hex } from '../lib/crypto.ts'
 import type { AppDeps } from '../deps.ts'
 import { OAuthError } from '../errors.ts'
 import { readStrictBody } from '../lib/strict-request.ts'
-import { claimRequest, createCredentialRequest, findOpenRequest, findSessionRequest, recordOutcome, releaseClaim, requestStatus, type CredentialRequest } from './credential-requests.ts'
+import {
+  claimRequest,
+  createCredentialRequest,
+  findOpenRequest,
+  findOpenRequestByKeyId,
+  findSessionRequest,
+  recordOutcome,
+  releaseClaim,
+  requestStatus,
+  type CredentialRequest,
+} from './credential-requests.ts'
 import { CsrfForm, LangQuery, readForm } from '../web/forms.ts'
 import type { PageContext } from './page-context.tsx'
 import { MAX_FAILED_ATTEMPTS } from './sessions.ts'
@@ -17,8 +30,10 @@ const MAX_ANSWER_BYTES = 64 * 1024
 
 const readAnswer = ({ request }: { request: Request }) => readStrictBody(request, ['form'], MAX_ANSWER_BYTES)
 
+/** `direct_post`: `vp_token` (or `error`) and `state` in the clear; `direct_post.jwt`: only `response`, a JWE holding them. */
 const WalletAnswer = t.Object({
-  state: t.String({ minLength: 1, maxLength: 64 }),
+  state: t.Optional(t.String({ minLength: 1, maxLength: 64 })),
+  response: t.Optional(t.String({ maxLength: MAX_ANSWER_BYTES })),
   vp_token: t.Optional(t.String({ maxLength: MAX_ANSWER_BYTES })),
   error: t.Optional(t.String({ maxLength: 256 })),
   error_description: t.Optional(t.String({ maxLength: 1024 })),
@@ -41,9 +56,27 @@ export function credentialRoutes(deps: AppDeps, { openPage, openForm, offeredMet
   const responseUri = `${deps.config.publicUrl}/api/oid4vp/responses`
   const requestUri = (state: string) => `${deps.config.publicUrl}/api/oid4vp/requests/${state}`
 
-  async function verify(request: CredentialRequest, vpToken: unknown, binding: AnswerCheck['binding']): Promise<PresentationResult> {
+  const plainAnswers = deps.config.credentials?.plainAnswers ?? false
+  const crossDevice = { clientId: credentials.verifier.clientId, responseUri }
+  // Annex C readerAuth, with the operator's reader certificate (Apple Wallet answers only signed requests).
+  const reader = credentials.readerAuth && { privateKey: credentials.readerAuth.privateKey, certificateChain: credentials.readerAuth.x5c.map((der) => Buffer.from(der, 'base64')) }
+
+  async function verify(request: CredentialRequest, vpToken: unknown, binding: AnswerBinding): Promise<PresentationResult> {
     const answer = { trustList: credentials!.trustList, nonce: request.nonce, threshold: request.ageRequired, now: deps.clock.now(), binding }
     return verifyAgeAnswer(vpToken, answer)
+  }
+
+  /**
+   * A `direct_post.jwt` answer (OpenID4VP 1.0 §8.3.1): opened with the key of the request it names, its
+   * `state` must be that request's, then verified with the key's thumbprint in an mdoc's transcript.
+   */
+  async function verifyEncrypted(request: CredentialRequest, jwe: string): Promise<PresentationResult | { valid: false; failure: 'declined' }> {
+    if (plainAnswers || !request.responseKeys) return { valid: false, failure: 'wrong_protocol' }
+    const opened = await decryptResponse(jwe, request.responseKeys.jwe)
+    if (!opened.ok) return { valid: false, failure: opened.failure }
+    if (!sameState(opened.response, request)) return { valid: false, failure: 'malformed' }
+    if (opened.response.error !== undefined) return { valid: false, failure: 'declined' }
+    return verify(request, opened.response.vp_token, { responseMode: 'direct_post.jwt', ...crossDevice, encryptionKey: publicHalf(request.responseKeys.jwe) })
   }
 
   /**
@@ -73,21 +106,33 @@ export function credentialRoutes(deps: AppDeps, { openPage, openForm, offeredMet
         if (!request) throw new OAuthError('not_found', 'No open request: it expired, was answered, or never existed')
         set.headers['content-type'] = 'application/oauth-authz-req+jwt'
         set.headers['cache-control'] = 'no-store'
-        return signRequestObject(credentials.verifier, { nonce: request.nonce, state: params.state, responseUri, threshold: request.ageRequired }, deps.clock.now())
+        const encryptionKey = plainAnswers || !request.responseKeys ? undefined : (publicHalf(request.responseKeys.jwe) as ResponseEncryptionPublicKey)
+        return signRequestObject(credentials.verifier, { nonce: request.nonce, state: params.state, responseUri, threshold: request.ageRequired, encryptionKey }, deps.clock.now())
       },
       { detail: { hide: true } },
     )
     .post(
       '/api/oid4vp/responses',
       async ({ body, set }) => {
-        const request = await findOpenRequest(deps, body.state)
-        if (!request) throw new OAuthError('invalid_request', 'No open request for this state: it expired, was answered, or never existed')
         set.headers['cache-control'] = 'no-store'
+        if (body.response !== undefined) {
+          const keyId = readResponseKeyId(body.response)
+          const request = keyId === undefined ? undefined : await findOpenRequestByKeyId(deps, keyId)
+          if (!request) throw new OAuthError('invalid_request', 'No open request for the key this response is encrypted to')
+          const result = await answer(request, () => verifyEncrypted(request, body.response!))
+          if (!result.valid && result.failure !== 'declined') throw new OAuthError('invalid_request', `The presentation was not accepted: ${result.failure}`)
+          return {}
+        }
+        const request = body.state === undefined ? undefined : await findOpenRequest(deps, body.state)
+        if (!request) throw new OAuthError('invalid_request', 'No open request for this state: it expired, was answered, or never existed')
         if (body.error !== undefined) {
           await answer(request, async () => ({ valid: false, failure: 'declined' }))
           return {}
         }
-        const result = await answer(request, () => verify(request, parseOrUndefined(body.vp_token ?? ''), { clientId: credentials.verifier.clientId, responseUri }))
+        // We asked for an encrypted answer (§8.3): one in the clear is not what this request accepts.
+        const result = await answer(request, async () =>
+          plainAnswers ? verify(request, parseOrUndefined(body.vp_token ?? ''), crossDevice) : { valid: false, failure: 'wrong_protocol' },
+        )
         if (!result.valid) throw new OAuthError('invalid_request', `The presentation was not accepted: ${result.failure}`)
         return {}
       },
@@ -108,7 +153,16 @@ export function credentialRoutes(deps: AppDeps, { openPage, openForm, offeredMet
           request: issued.id,
           wallet_url: link,
           qr_svg: renderSVG(link, { ecc: 'M', border: 2 }).replace('<svg ', '<svg role="img" aria-label="QR code" '),
-          dc_api: digitalCredentialsRequest(issued.nonce, page.session.ageRequired),
+          dc_api: await digitalCredentialRequests({
+            verifier: credentials.verifier,
+            nonce: issued.nonce,
+            threshold: page.session.ageRequired,
+            origin: appOrigin,
+            keys: issued.publicKeys,
+            plainAnswers,
+            reader,
+            now: deps.clock.now(),
+          }),
           expires_in: Math.round((issued.expiresAt.getTime() - deps.clock.now().getTime()) / 1000),
         }
       },
@@ -131,18 +185,22 @@ export function credentialRoutes(deps: AppDeps, { openPage, openForm, offeredMet
         const page = await openForm(params.id, cookie, request, query.lang, body.csrf)
         const open = await findSessionRequest(deps, page.session, body.request)
         if (!open) throw new OAuthError('invalid_request', 'No open request with this id in this session')
-        await answer(open, () => {
-          const data = parseOrUndefined(body.response)
-          // The API's answer: { protocol, data: { vp_token } } (OpenID4VP 1.0 Appendix A.2), or just its data.
-          const inner = (data as { data?: unknown } | undefined)?.data ?? data
-          const vpToken = (inner as { vp_token?: unknown } | undefined)?.vp_token
-          return verify(open, vpToken, { origin: appOrigin })
+        await answer(open, async () => {
+          if (!open.responseKeys) return { valid: false, failure: 'malformed' }
+          const check = { trustList: credentials.trustList, nonce: open.nonce, threshold: open.ageRequired, origin: appOrigin, now: deps.clock.now(), keys: open.responseKeys, plainAnswers }
+          // The page posts the credential the browser returned: { protocol, data }.
+          return verifyDigitalCredentialAnswer(parseOrUndefined(body.response), check)
         })
         set.headers['cache-control'] = 'no-store'
         return { status: 'answered' }
       },
       { parse: [readAnswer, 'urlencoded'], body: PageAnswer, query: LangQuery, detail: { hide: true } },
     )
+}
+
+/** The decrypted answer names this request's `state` (compared as hashes: only the hash is stored). */
+function sameState(response: AuthorizationResponse, request: CredentialRequest): boolean {
+  return typeof response.state === 'string' && response.state.length <= 64 && sha256Hex(response.state) === request.stateHash
 }
 
 /** A wallet's JSON, or undefined when it is not JSON: verification then refuses it as malformed. */

@@ -1,69 +1,33 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { mkdtempSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { sql } from 'drizzle-orm'
 import { decodeJwt, decodeProtectedHeader } from 'jose'
-import { createDevIssuer, issueDevCredential, type DevCredentialFormat, type DevIssuer } from '../../src/credentials/dev/issuer.ts'
-import { answerRequest, createDevWallet, fetchRequest, presentToVerifier, type DevWallet } from '../../src/credentials/dev/wallet.ts'
-import { createTestContext, json, PUBLIC_URL, queryRows, REDIRECT_URI, type TestContext } from '../helpers.ts'
+import { createDevIssuer, issueDevCredential } from '../../src/credentials/dev/issuer.ts'
+import { answerRequest, createDevWallet, fetchRequest, presentToVerifier } from '../../src/credentials/dev/wallet.ts'
+import { json, PUBLIC_URL, queryRows, REDIRECT_URI, type TestContext } from '../helpers.ts'
 import { callback, testBrowser } from './browser.ts'
+import { NOW, openCredentialFlow, type CredentialFlow } from './credential-flow.ts'
 import { claimRequest, findOpenRequest, releaseClaim } from '../../src/verification/credential-requests.ts'
+import { encryptResponse } from '../wallets/jwe-encrypt.ts'
+import { answerUnsignedDcApiRequest } from '../wallets/openid4vp-wallet.ts'
 
 /**
  * The digital credential method over HTTP: the page opens a wallet request, the test wallet (speaking
  * OpenID4VP to the public endpoints, as a phone would) answers it, and the page redeems the answer.
  */
-const NOW = new Date('2026-11-22T12:00:00.000Z')
 let ctx: TestContext
-let issuer: DevIssuer
-let shop: Awaited<ReturnType<TestContext['createClient']>>
-const wallets: Partial<Record<string, DevWallet>> = {}
-
-/** The wallet's HTTP goes to the app in-process; `sent` keeps what it posted, for replays. */
-const sent: { url: string; body: string }[] = []
-const fetcher = (async (input: string | URL | Request, init?: RequestInit) => {
-  const request = new Request(input, init)
-  if (request.method === 'POST') sent.push({ url: request.url, body: await request.clone().text() })
-  return ctx.handle(request)
-}) as typeof fetch
-
-async function walletWith(format: DevCredentialFormat, age: number): Promise<DevWallet> {
-  const key = `${format}:${age}`
-  if (!wallets[key]) {
-    const wallet = await createDevWallet()
-    wallet.credentials.push(await issueDevCredential(issuer, { format, age, holderPublicKey: wallet.holder.publicKey, now: NOW }))
-    wallets[key] = wallet
-  }
-  return wallets[key]!
-}
+let flow: CredentialFlow
+let shop: CredentialFlow['shop']
+let sent: CredentialFlow['sent']
+let fetcher: typeof fetch
+const walletWith = (...args: Parameters<CredentialFlow['walletWith']>) => flow.walletWith(...args)
+const startRequest = (query?: Record<string, string>) => flow.startRequest(query)
+const exchange = (code: string) => flow.exchange(code)
 
 beforeAll(async () => {
-  issuer = await createDevIssuer(NOW)
-  const dir = mkdtempSync(join(tmpdir(), 'ofage-trust-'))
-  writeFileSync(join(dir, 'trust-list.pem'), issuer.rootCertificate)
-  ctx = await createTestContext({ env: { CREDENTIAL_TRUST_LIST: join(dir, 'trust-list.pem') } })
-  shop = await ctx.createClient({ name: 'Wine shop' })
+  flow = await openCredentialFlow()
+  ;({ ctx, shop, sent, fetcher } = flow)
 })
 afterAll(() => ctx.close())
-
-/** Opens the page for the shop and starts a wallet request, as the page's script does. */
-async function startRequest(query: Record<string, string> = {}) {
-  const browser = testBrowser(ctx)
-  const { response, page } = await browser.open({ client_id: shop.id, state: 'st', ...query })
-  expect(response.status).toBe(200)
-  const action = page.action('/methods/credential')
-  const started = await browser.post(`${action.split('?')[0]}/start`, { csrf: page.csrf! })
-  expect(started.status).toBe(200)
-  const request = (await json(started)) as { request: string; wallet_url: string; qr_svg: string; dc_api: { protocol: string; data: any }; expires_in: number }
-  const status = async () => (await json(await browser.request(`${action.split('?')[0]}/status?request=${request.request}`))).status as string
-  const redeem = (id = request.request) => browser.post(action, { csrf: page.csrf!, request: id }, { accept: 'text/html' })
-  return { browser, page, action, request, status, redeem }
-}
-
-async function exchange(code: string) {
-  return json(await ctx.exchange(shop.authorization, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, state: 'st' }))
-}
 
 describe('a visitor with no camera proves their age with a digital credential', () => {
   for (const format of ['sd-jwt', 'av', 'mdl'] as const) {
@@ -93,11 +57,13 @@ describe('a visitor with no camera proves their age with a digital credential', 
 
   test('same device: an answer from the Digital Credentials API, bound to the page origin, completes the session', async () => {
     const flow = await startRequest({ age_required: '21' })
-    expect(flow.request.dc_api.protocol).toBe('openid4vp-v1-unsigned')
-    expect(flow.request.dc_api.data.response_mode).toBe('dc_api')
-    const vpToken = await answerRequest(await walletWith('sd-jwt', 30), flow.request.dc_api.data, { origin: new URL(PUBLIC_URL).origin }, NOW)
+    expect(flow.request.dc_api.map((request) => request.protocol)).toEqual(['org-iso-mdoc', 'openid4vp-v1-signed', 'openid4vp-v1-unsigned'])
+    const unsigned = flow.request.dc_api[2]!
+    expect(unsigned.data.response_mode).toBe('dc_api.jwt')
+    const data = await answerUnsignedDcApiRequest(await walletWith('sd-jwt', 30), unsigned, { origin: new URL(PUBLIC_URL).origin, now: NOW })
+    expect(Object.keys(data)).toEqual(['response'])
     const base = flow.action.split('?')[0]
-    const posted = await flow.browser.post(`${base}/dc-response`, { csrf: flow.page.csrf!, request: flow.request.request, response: JSON.stringify({ protocol: 'openid4vp-v1-unsigned', data: { vp_token: vpToken } }) })
+    const posted = await flow.browser.post(`${base}/dc-response`, { csrf: flow.page.csrf!, request: flow.request.request, response: JSON.stringify({ protocol: 'openid4vp-v1-unsigned', data }) })
     expect(await json(posted)).toEqual({ status: 'answered' })
     const token = await exchange(callback(await flow.redeem())!.code)
     expect(decodeJwt(token.access_token).age_over).toBe(21)
@@ -105,9 +71,9 @@ describe('a visitor with no camera proves their age with a digital credential', 
 
   test('a Digital Credentials API answer made for another origin is refused', async () => {
     const flow = await startRequest()
-    const vpToken = await answerRequest(await walletWith('av', 30), flow.request.dc_api.data, { origin: 'https://rival.example' }, NOW)
+    const data = await answerUnsignedDcApiRequest(await walletWith('av', 30), flow.request.dc_api[2]!, { origin: 'https://rival.example', now: NOW })
     const base = flow.action.split('?')[0]
-    await flow.browser.post(`${base}/dc-response`, { csrf: flow.page.csrf!, request: flow.request.request, response: JSON.stringify({ data: { vp_token: vpToken } }) })
+    await flow.browser.post(`${base}/dc-response`, { csrf: flow.page.csrf!, request: flow.request.request, response: JSON.stringify({ protocol: 'openid4vp-v1-unsigned', data }) })
     const refused = await flow.redeem()
     expect(refused.status).toBe(200)
     expect(await refused.text()).toContain('could not prove it holds')
@@ -118,7 +84,9 @@ describe('the request a wallet fetches', () => {
   test('is signed by the key of its x509_hash client id and asks for the age statement only', async () => {
     const flow = await startRequest({ age_required: '21' })
     const request = await fetchRequest(flow.request.wallet_url, fetcher, NOW)
-    expect(request.response_mode).toBe('direct_post')
+    // HAIP 1.0 §5: encrypted answers, to a key of this request's own.
+    expect(request.response_mode).toBe('direct_post.jwt')
+    expect(request.client_metadata?.jwks?.keys).toHaveLength(1)
     const requestUri = new URL(flow.request.wallet_url).searchParams.get('request_uri')!
     const jwt = await (await ctx.handle(new Request(requestUri))).text()
     expect(decodeProtectedHeader(jwt)).toMatchObject({ alg: 'ES256', typ: 'oauth-authz-req+jwt' })
@@ -186,13 +154,15 @@ describe('answers that must not complete a session', () => {
   })
 
   test("another session's presentation, posted with this session's state, is refused (wrong nonce)", async () => {
-    const first = await startRequest()
-    sent.length = 0
-    await presentToVerifier(await walletWith('sd-jwt', 30), first.request.wallet_url, { now: NOW, fetcher })
-    const stolen = new URLSearchParams(sent.at(-1)!.body).get('vp_token')!
+    const first = await fetchRequest((await startRequest()).request.wallet_url, fetcher, NOW)
+    const wallet = await walletWith('sd-jwt', 30)
+    const stolen = await answerRequest(wallet, first, { clientId: first.client_id, responseUri: first.response_uri }, NOW)
     const second = await startRequest()
-    const state = (await fetchRequest(second.request.wallet_url, fetcher, NOW)).state
-    const response = await ctx.request('/api/oid4vp/responses', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ vp_token: stolen, state }).toString() })
+    const request = await fetchRequest(second.request.wallet_url, fetcher, NOW)
+    // Sealed properly to the second request's key, with its state: only the nonce inside is another's.
+    const key = request.client_metadata!.jwks!.keys![0]!
+    const jwe = await encryptResponse({ vp_token: stolen, state: request.state }, key as never, { enc: 'A128GCM' })
+    const response = await ctx.request('/api/oid4vp/responses', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ response: jwe }).toString() })
     expect(response.status).toBe(400)
     expect((await json(response)).error_description).toContain('wrong_nonce')
     const refused = await second.redeem()
@@ -277,13 +247,19 @@ describe('what is kept', () => {
   test('an answered request keeps its outcome and threshold, never the presentation', async () => {
     const flow = await startRequest()
     sent.length = 0
-    await presentToVerifier(await walletWith('sd-jwt', 30), flow.request.wallet_url, { now: NOW, fetcher })
-    const presented = new URLSearchParams(sent.at(-1)!.body).get('vp_token')!
+    const wallet = await walletWith('sd-jwt', 30)
+    await presentToVerifier(wallet, flow.request.wallet_url, { now: NOW, fetcher })
+    const posted = new URLSearchParams(sent.at(-1)!.body).get('response')!
     const rows = await queryRows<Record<string, unknown>>(ctx.deps.db, sql`select * from credential_requests where outcome = 'approved'`)
     const stored = JSON.stringify(rows)
-    const disclosure = (JSON.parse(presented).pid_sd_jwt[0] as string).split('~')[1]!
-    expect(stored).not.toContain(disclosure)
+    // Every disclosure the credential holds (a presentation carries some of them, unchanged).
+    const disclosures = wallet.credentials[0]!.credential.split('~').slice(1, -1)
+    expect(disclosures.length).toBeGreaterThan(0)
+    for (const disclosure of disclosures) expect(stored).not.toContain(disclosure)
+    expect(stored).not.toContain(posted)
     expect(stored).not.toContain(flow.request.request)
+    // The keys that opened the answers are forgotten with their outcome.
+    expect(rows.every((row) => row.response_keys === null)).toBe(true)
     expect(rows.every((row) => row.age_over === 18 || row.age_over === 21)).toBe(true)
   })
 })

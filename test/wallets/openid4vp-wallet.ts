@@ -152,7 +152,28 @@ export async function answerSignedDcApiRequest(
   if (dcRequest.protocol !== 'openid4vp-v1-signed' || typeof dcRequest.data.request !== 'string') return { error: 'invalid_request' }
   const checked = await checkSignedRequest(dcRequest.data.request, { now: options.now, origin: options.origin })
   if (!checked.ok) return { error: 'invalid_request' }
-  const { request } = checked
+  return answerDcApiRequestObject(wallet, checked.request, options)
+}
+
+/**
+ * Answers an unsigned Digital Credentials API request (Appendix A.3.1, `openid4vp-v1-unsigned`): the
+ * request is the `data` itself, and only the browser vouches for where it came from (`origin`).
+ */
+export async function answerUnsignedDcApiRequest(
+  wallet: DevWallet,
+  dcRequest: { protocol: string; data: unknown },
+  options: AnswerOptions & { origin: string },
+): Promise<{ response: string } | { vp_token: Record<string, string[]> } | { error: string }> {
+  const request = dcRequest.data as RequestObject
+  if (dcRequest.protocol !== 'openid4vp-v1-unsigned' || !request || typeof request !== 'object' || 'client_id' in request) return { error: 'invalid_request' }
+  return answerDcApiRequestObject(wallet, request, options)
+}
+
+async function answerDcApiRequestObject(
+  wallet: DevWallet,
+  request: RequestObject,
+  options: AnswerOptions & { origin: string },
+): Promise<{ response: string } | { vp_token: Record<string, string[]> } | { error: string }> {
   if (request.response_mode === 'dc_api') return { vp_token: await presentAge(wallet, request, { origin: options.origin, jwkThumbprint: null }, options) }
   if (request.response_mode !== 'dc_api.jwt') return { error: 'invalid_request' }
   const key = encryptionKeyOf(request)

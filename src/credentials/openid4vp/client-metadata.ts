@@ -18,11 +18,14 @@ const VP_FORMATS_SUPPORTED = {
  * response is to be encrypted (§8.3): the key is passed in `jwks`, the only one there, so the wallet has
  * nothing to choose, and `encrypted_response_enc_values_supported` names the `enc` values we accept.
  */
-export function buildClientMetadata(encryptionKey?: ResponseEncryptionPublicKey) {
-  if (!encryptionKey) return { vp_formats_supported: VP_FORMATS_SUPPORTED }
+export function buildClientMetadata(encryptionKey?: ResponseEncryptionPublicKey, rpMetadata?: string) {
+  // Google Wallet shows the relying party named by these bytes, whose hash its certificate carries (deploy.md).
+  const display = rpMetadata === undefined ? {} : { gw_rp_metadata_bytes: rpMetadata }
+  if (!encryptionKey) return { vp_formats_supported: VP_FORMATS_SUPPORTED, ...display }
   return {
     vp_formats_supported: VP_FORMATS_SUPPORTED,
     jwks: { keys: [encryptionKey] },
     encrypted_response_enc_values_supported: [...RESPONSE_ENC_VALUES],
+    ...display,
   }
 }

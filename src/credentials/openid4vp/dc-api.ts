@@ -5,14 +5,22 @@ import { signRequest } from './request-object.ts'
 import type { ResponseEncryptionPublicKey } from './response-encryption-key.ts'
 
 /**
- * The Digital Credentials API request (OpenID4VP 1.0 Appendix A): unsigned, answered to the page's
- * script (`dc_api`); the browser binds it to our origin, so the audience is `origin:<origin>`.
+ * The unsigned Digital Credentials API request (OpenID4VP 1.0 Appendix A.3.1, `openid4vp-v1-unsigned`),
+ * answered to the page's script; the browser binds it to our origin, so the audience is `origin:<origin>`.
+ * With `encryptionKey` the answer comes encrypted to it (`dc_api.jwt`, §8.3: the EUDI wallets accept no
+ * other by default); without, in the clear (`dc_api`), where the operator allows plain answers.
  */
-export function digitalCredentialsRequest(nonce: string, threshold: number) {
+export function digitalCredentialsRequest(nonce: string, threshold: number, encryptionKey?: ResponseEncryptionPublicKey) {
   return {
     protocol: 'openid4vp-v1-unsigned',
-    data: { response_type: 'vp_token', response_mode: 'dc_api', nonce, dcql_query: ageQuery(threshold), client_metadata: buildClientMetadata() },
-  }
+    data: {
+      response_type: 'vp_token',
+      response_mode: encryptionKey ? 'dc_api.jwt' : 'dc_api',
+      nonce,
+      dcql_query: ageQuery(threshold),
+      client_metadata: buildClientMetadata(encryptionKey),
+    },
+  } as const
 }
 
 export type SignedDcApiRequestOptions = {
@@ -44,7 +52,7 @@ export async function signedDcApiRequest(verifier: VerifierKey, options: SignedD
       response_mode: 'dc_api.jwt',
       nonce: options.nonce,
       dcql_query: ageQuery(options.threshold),
-      client_metadata: buildClientMetadata(options.encryptionKey),
+      client_metadata: buildClientMetadata(options.encryptionKey, verifier.rpMetadata),
     },
     options.now,
   )

@@ -29,7 +29,7 @@ export async function signRequestObject(verifier: VerifierKey, request: WalletRe
       nonce: request.nonce,
       state: request.state,
       dcql_query: ageQuery(request.threshold),
-      client_metadata: buildClientMetadata(request.encryptionKey),
+      client_metadata: buildClientMetadata(request.encryptionKey, verifier.rpMetadata),
     },
     now,
   )
