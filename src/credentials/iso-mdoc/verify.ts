@@ -56,7 +56,8 @@ const fail = (failure: PresentationFailure): PresentationResult => ({ valid: fal
  */
 export async function verifyMdocAgePresentation(deviceResponse: Uint8Array, check: MdocPresentationCheck): Promise<PresentationResult> {
   const encodedSessionTranscript = sessionTranscriptBytes(check.sessionTranscript)
-  const read = readDocument(deviceResponse)
+  const response = withIssuerNameSpaces(deviceResponse)
+  const read = readDocument(response)
   if (!read) return fail('malformed')
   const { document, x5chain } = read
   const accepted: readonly string[] = typeof check.docType === 'string' ? [check.docType] : check.docType
@@ -70,7 +71,7 @@ export async function verifyMdocAgePresentation(deviceResponse: Uint8Array, chec
 
   const failed: Check[] = []
   try {
-    await new Verifier([]).verify(deviceResponse, {
+    await new Verifier([]).verify(response, {
       encodedSessionTranscript,
       disableCertificateChainValidation: true,
       onCheck: (item) => {
@@ -87,6 +88,28 @@ export async function verifyMdocAgePresentation(deviceResponse: Uint8Array, chec
   if (!isDate(validFrom) || !isDate(validUntil)) return fail('malformed')
   if (now < validFrom || now > validUntil) return fail('expired')
   return readAgeStatements(document, AGE_DOC_TYPES[document.docType as AgeDocType], check.threshold)
+}
+
+/**
+ * ISO 18013-5 §8.3.2.1.2.2: IssuerSigned = { ? "nameSpaces": IssuerNameSpaces, "issuerAuth": IssuerAuth }. A holder
+ * with nothing to disclose (§7.2.5: no statement it holds answers the threshold) leaves nameSpaces out, and
+ * @auth0/mdl's parse reads it unconditionally; an empty map in its place lets the library check the rest, and the
+ * answer is then a missing claim. Encoding the response again cannot change what is verified: the MSO, the protected
+ * headers and both signatures are byte strings, and DeviceNameSpacesBytes a #6.24 DataItem, all carried over as
+ * they are; the rest the library decodes and encodes again itself. A response with nameSpaces is passed on untouched.
+ */
+function withIssuerNameSpaces(deviceResponse: Uint8Array): Uint8Array {
+  try {
+    const response: unknown = new DataItem({ buffer: deviceResponse }).data
+    const documents: unknown = response instanceof Map ? response.get('documents') : undefined
+    const document: unknown = Array.isArray(documents) && documents.length === 1 ? documents[0] : undefined
+    const issuerSigned: unknown = document instanceof Map ? document.get('issuerSigned') : undefined
+    if (!(issuerSigned instanceof Map) || issuerSigned.has('nameSpaces')) return deviceResponse
+    issuerSigned.set('nameSpaces', new Map())
+    return encodeCbor(response)
+  } catch {
+    return deviceResponse
+  }
 }
 
 /** The one device-signed document, with its issuer's certificates; else undefined. Its type is checked next. */
