@@ -129,57 +129,5 @@
   })
 
   start.hidden = false
-        return say(text.expired)
-      }
-      timer = setTimeout(watch, 1500)
-    } catch {
-      timer = setTimeout(watch, 3000)
-    }
-  }
-
-  const open = async () => {
-    clearTimeout(timer)
-    outcome.hidden = true
-    const { ok, body } = await post(`${base}/start`, {})
-    if (!ok) throw new Error('no request')
-    current = body
-    requestField.value = body.request
-    return body
-  }
-
-  start.addEventListener('click', async () => {
-    try {
-      const request = await open()
-      qr.innerHTML = request.qr_svg
-      link.href = request.wallet_url
-      wallet.hidden = false
-      start.hidden = true
-      say(`${text.scan} ${text.waiting}`)
-      timer = setTimeout(watch, 1500)
-    } catch {
-      fail()
-    }
-  })
-
-  dcButton.addEventListener('click', async () => {
-    let request
-    try {
-      request = await open()
-    } catch {
-      return fail()
-    }
-    try {
-      const credential = await navigator.credentials.get({ mediation: 'required', digital: { requests: [request.dc_api] } })
-      say(text.checking)
-      await post(`${base}/dc-response`, { request: request.request, response: JSON.stringify({ protocol: credential.protocol, data: credential.data }) })
-      await redeem()
-    } catch (cause) {
-      // Dismissed, or no wallet on this device: the QR code still works.
-      if (cause && cause.name === 'NotAllowedError') return say('')
-      fail()
-    }
-  })
-
-  start.hidden = false
   dcButton.hidden = !hasDigitalCredentials
 })()
