@@ -6,7 +6,7 @@ import { annexCEncryptionInfo } from './iso-mdoc/encryption-info.ts'
 import { verifyAgeAnswer } from './openid4vp/answer.ts'
 import { digitalCredentialsRequest, signedDcApiRequest } from './openid4vp/dc-api.ts'
 import { decryptResponse, readResponseKeyId } from './openid4vp/encrypted-response.ts'
-import type { ResponseEncryptionPublicKey } from './openid4vp/response-encryption-key.ts'
+import { publicEncryptionKey, type ResponseEncryptionPublicKey } from './openid4vp/response-encryption-key.ts'
 import type { CredentialFailure, PresentationResult } from './presentation.ts'
 import { AGE_DOC_TYPES, type AgeDocType } from './queries.ts'
 import type { TrustList } from './trust/trust-list.ts'
@@ -63,7 +63,8 @@ export type DcApiAnswerCheck = {
   plainAnswers: boolean
 }
 
-type AnswerResult = PresentationResult | { valid: false; failure: Extract<CredentialFailure, 'declined'> }
+/** A verified answer, or why not: a presentation's failure, or the visitor declined in the wallet. */
+export type AnswerResult = PresentationResult | { valid: false; failure: Extract<CredentialFailure, 'declined'> }
 
 /**
  * Verifies what the browser handed back, `{ protocol, data }`, by the protocol it names. An answer in a
@@ -87,7 +88,7 @@ export async function verifyDigitalCredentialAnswer(answer: unknown, check: DcAp
   const opened = await decryptResponse(jwe, check.keys.jwe)
   if (!opened.ok) return { valid: false, failure: opened.failure }
   if (opened.response.error !== undefined) return { valid: false, failure: 'declined' }
-  return verifyAgeAnswer(opened.response.vp_token, { ...common(check), binding: { responseMode: 'dc_api.jwt', origin: check.origin, encryptionKey: publicHalf(check.keys.jwe) } })
+  return verifyAgeAnswer(opened.response.vp_token, { ...common(check), binding: { responseMode: 'dc_api.jwt', origin: check.origin, encryptionKey: publicEncryptionKey(check.keys.jwe) } })
 }
 
 /** ISO 18013-7 Annex C: open the HPKE answer with this request's key and transcript, then verify the DeviceResponse in it. */
@@ -113,9 +114,3 @@ async function verifyAnnexCAnswer(data: object, check: DcApiAnswerCheck): Promis
 }
 
 const common = (check: DcApiAnswerCheck) => ({ trustList: check.trustList, nonce: check.nonce, threshold: check.threshold, now: check.now })
-
-/** The public members of an EC JWK: the thumbprint in an mdoc's transcript is of these. */
-export function publicHalf(key: JWK): JWK {
-  const { d: _private, ...rest } = key
-  return rest
-}

@@ -1,10 +1,10 @@
 import { Elysia, t } from 'elysia'
 import { renderSVG } from 'uqr'
-import { digitalCredentialRequests, publicHalf, verifyDigitalCredentialAnswer } from '../credentials/digital-credentials.ts'
+import { digitalCredentialRequests, verifyDigitalCredentialAnswer, type AnswerResult } from '../credentials/digital-credentials.ts'
 import { verifyAgeAnswer, type AnswerBinding } from '../credentials/openid4vp/answer.ts'
 import { decryptResponse, readResponseKeyId, type AuthorizationResponse } from '../credentials/openid4vp/encrypted-response.ts'
 import { signRequestObject, walletLink } from '../credentials/openid4vp/request-object.ts'
-import type { ResponseEncryptionPublicKey } from '../credentials/openid4vp/response-encryption-key.ts'
+import { publicEncryptionKey } from '../credentials/openid4vp/response-encryption-key.ts'
 import type { PresentationResult } from '../credentials/presentation.ts'
 import { sha256Hex } from '../lib/crypto.ts'
 import type { AppDeps } from '../deps.ts'
@@ -70,20 +70,20 @@ export function credentialRoutes(deps: AppDeps, { openPage, openForm, offeredMet
    * A `direct_post.jwt` answer (OpenID4VP 1.0 §8.3.1): opened with the key of the request it names, its
    * `state` must be that request's, then verified with the key's thumbprint in an mdoc's transcript.
    */
-  async function verifyEncrypted(request: CredentialRequest, jwe: string): Promise<PresentationResult | { valid: false; failure: 'declined' }> {
+  async function verifyEncrypted(request: CredentialRequest, jwe: string): Promise<AnswerResult> {
     if (plainAnswers || !request.responseKeys) return { valid: false, failure: 'wrong_protocol' }
     const opened = await decryptResponse(jwe, request.responseKeys.jwe)
     if (!opened.ok) return { valid: false, failure: opened.failure }
     if (!sameState(opened.response, request)) return { valid: false, failure: 'malformed' }
     if (opened.response.error !== undefined) return { valid: false, failure: 'declined' }
-    return verify(request, opened.response.vp_token, { responseMode: 'direct_post.jwt', ...crossDevice, encryptionKey: publicHalf(request.responseKeys.jwe) })
+    return verify(request, opened.response.vp_token, { responseMode: 'direct_post.jwt', ...crossDevice, encryptionKey: publicEncryptionKey(request.responseKeys.jwe) })
   }
 
   /**
    * Takes the request for this answer, then verifies and records it. The claim comes first, so that of
    * many answers posted at once only one is verified: the rest are refused before any parsing of theirs.
    */
-  async function answer(request: CredentialRequest, verifyAnswer: () => Promise<PresentationResult | { valid: false; failure: 'declined' }>) {
+  async function answer(request: CredentialRequest, verifyAnswer: () => Promise<AnswerResult>) {
     if (!(await claimRequest(deps, request))) throw new OAuthError('invalid_request', 'This request was already answered')
     let result
     try {
@@ -106,7 +106,7 @@ export function credentialRoutes(deps: AppDeps, { openPage, openForm, offeredMet
         if (!request) throw new OAuthError('not_found', 'No open request: it expired, was answered, or never existed')
         set.headers['content-type'] = 'application/oauth-authz-req+jwt'
         set.headers['cache-control'] = 'no-store'
-        const encryptionKey = plainAnswers || !request.responseKeys ? undefined : (publicHalf(request.responseKeys.jwe) as ResponseEncryptionPublicKey)
+        const encryptionKey = plainAnswers || !request.responseKeys ? undefined : publicEncryptionKey(request.responseKeys.jwe)
         return signRequestObject(credentials.verifier, { nonce: request.nonce, state: params.state, responseUri, threshold: request.ageRequired, encryptionKey }, deps.clock.now())
       },
       { detail: { hide: true } },

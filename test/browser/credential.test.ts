@@ -1,13 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { mkdirSync } from 'node:fs'
 import type { Browser } from 'playwright-core'
-import { createDevIssuer, issueDevCredential } from '../../src/credentials/dev/issuer.ts'
+import { issueDevCredential } from '../../src/credentials/dev/issuer.ts'
 import { createDevWallet, presentToVerifier, type DevWallet } from '../../src/credentials/dev/wallet.ts'
-import { createClient } from '../../src/oauth/clients.ts'
 import { basic } from '../helpers.ts'
-import { axeViolations, exchangeAtCallback, hasChromium, launchChromium, startTestServer, updatingScreenshots, type RunningServer } from './chromium.ts'
+import { axeViolations, exchangeAtCallback, hasChromium, launchChromium, updatingScreenshots, type RunningServer } from './chromium.ts'
+import { startCredentialServer } from './digital-credentials.ts'
 import { credentialsOf, pageWithAuthenticator } from './webauthn.ts'
 
 /**
@@ -24,13 +22,10 @@ let wallet: DevWallet
 
 beforeAll(async () => {
   if (!hasChromium) return
-  const issuer = await createDevIssuer(new Date())
-  const dir = mkdtempSync(join(tmpdir(), 'ofage-trust-'))
-  writeFileSync(join(dir, 'trust-list.pem'), issuer.rootCertificate)
-  // At localhost, not 127.0.0.1: the passkey that follows needs a domain as its RP ID.
-  running = await startTestServer({ CREDENTIAL_TRUST_LIST: join(dir, 'trust-list.pem') }, { hostname: 'localhost' })
-  const created = await createClient(running.services.deps, { name: 'Wine Shop', redirectUris: [SHOP_CALLBACK] })
-  shop = { id: created.client.id, secret: created.secret }
+  // At localhost: the passkey that follows needs a domain as its RP ID.
+  const started = await startCredentialServer(SHOP_CALLBACK)
+  ;({ running, shop } = started)
+  const issuer = started.issuer
   wallet = await createDevWallet()
   wallet.credentials.push(await issueDevCredential(issuer, { format: 'av', age: 34, holderPublicKey: wallet.holder.publicKey, now: new Date() }))
   browser = await launchChromium()

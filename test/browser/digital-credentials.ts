@@ -1,4 +1,23 @@
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import type { BrowserContext } from 'playwright-core'
+import { createDevIssuer, type DevIssuer } from '../../src/credentials/dev/issuer.ts'
+import { createClient } from '../../src/oauth/clients.ts'
+import { startTestServer, type RunningServer } from './chromium.ts'
+
+/**
+ * A real server whose trust list holds a fresh development issuer, and a shop client returning to
+ * `callback`. At localhost, not 127.0.0.1: a passkey needs a domain as its RP ID.
+ */
+export async function startCredentialServer(callback: string): Promise<{ running: RunningServer; issuer: DevIssuer; shop: { id: string; secret: string } }> {
+  const issuer = await createDevIssuer(new Date())
+  const dir = mkdtempSync(join(tmpdir(), 'ofage-trust-'))
+  writeFileSync(join(dir, 'trust-list.pem'), issuer.rootCertificate)
+  const running = await startTestServer({ CREDENTIAL_TRUST_LIST: join(dir, 'trust-list.pem') }, { hostname: 'localhost' })
+  const created = await createClient(running.services.deps, { name: 'Wine Shop', redirectUris: [callback] })
+  return { running, issuer, shop: { id: created.client.id, secret: created.secret } }
+}
 
 /**
  * A stand-in for the browser's Digital Credentials API, installed before any page script runs: the page

@@ -1,20 +1,16 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createHash } from 'node:crypto'
-import { mkdtempSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { sql } from 'drizzle-orm'
 import type { Browser, Page } from 'playwright-core'
-import { createDevIssuer, issueDevCredential, type DevIssuer } from '../../src/credentials/dev/issuer.ts'
+import { issueDevCredential, type DevIssuer } from '../../src/credentials/dev/issuer.ts'
 import { createDevWallet, type DevWallet } from '../../src/credentials/dev/wallet.ts'
-import { createClient } from '../../src/oauth/clients.ts'
 import { generateP256KeyPair } from '../credentials/pki.ts'
 import { basic, queryRows } from '../helpers.ts'
 import { ageMdocHolder, answerAnnexCRequest, type AnnexCHolder } from '../wallets/annex-c-wallet.ts'
 import { issueMdoc } from '../wallets/mdoc.ts'
 import { answerCrossDeviceRequest, answerSignedDcApiRequest, answerUnsignedDcApiRequest } from '../wallets/openid4vp-wallet.ts'
-import { exchangeAtCallback, hasChromium, launchChromium, startTestServer, type RunningServer } from './chromium.ts'
-import { CHROME_WITHOUT_MDOC, EVERY_PROTOCOL, installDigitalCredentials, SAFARI_26, type BrowserProfile, type WalletBehind } from './digital-credentials.ts'
+import { exchangeAtCallback, hasChromium, launchChromium, type RunningServer } from './chromium.ts'
+import { CHROME_WITHOUT_MDOC, EVERY_PROTOCOL, installDigitalCredentials, SAFARI_26, startCredentialServer, type BrowserProfile, type WalletBehind } from './digital-credentials.ts'
 
 /**
  * The digital ID on the hosted page, in headless Chromium against a real server, with the browser's Digital
@@ -36,12 +32,7 @@ let holder: AnnexCHolder
 
 beforeAll(async () => {
   if (!hasChromium) return
-  issuer = await createDevIssuer(new Date())
-  const dir = mkdtempSync(join(tmpdir(), 'ofage-trust-'))
-  writeFileSync(join(dir, 'trust-list.pem'), issuer.rootCertificate)
-  running = await startTestServer({ CREDENTIAL_TRUST_LIST: join(dir, 'trust-list.pem') }, { hostname: 'localhost' })
-  const created = await createClient(running.services.deps, { name: 'Wine Shop', redirectUris: [SHOP_CALLBACK] })
-  shop = { id: created.client.id, secret: created.secret }
+  ;({ running, issuer, shop } = await startCredentialServer(SHOP_CALLBACK))
   wallet = await createDevWallet()
   wallet.credentials.push(await issueDevCredential(issuer, { format: 'sd-jwt', age: 34, holderPublicKey: wallet.holder.publicKey, now: new Date() }))
   wallet.credentials.push(await issueDevCredential(issuer, { format: 'mdl', age: 34, holderPublicKey: wallet.holder.publicKey, now: new Date() }))

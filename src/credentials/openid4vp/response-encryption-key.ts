@@ -32,3 +32,9 @@ export async function generateResponseEncryptionKey(): Promise<ResponseEncryptio
 export async function responseKeyThumbprint(publicKey: Pick<JWK, 'kty' | 'crv' | 'x' | 'y'>): Promise<Uint8Array> {
   return new Uint8Array(Buffer.from(await calculateJwkThumbprint(publicKey, 'sha256'), 'base64url'))
 }
+
+/** The public half of a request's key pair as it was sent (`generateResponseEncryptionKey`'s private JWK minus `d`). */
+export function publicEncryptionKey(privateKey: JWK): ResponseEncryptionPublicKey {
+  const { kty, crv, x, y, kid, use, alg } = privateKey
+  return { kty, crv, x, y, kid, use, alg } as ResponseEncryptionPublicKey
+}
