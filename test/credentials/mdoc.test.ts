@@ -169,6 +169,20 @@ describe('verifyMdocAgePresentation', () => {
     expect(await verifyMdocAgePresentation(await present({ issuer: rogue }), check())).toEqual({ valid: false, failure: 'untrusted_issuer' })
   })
 
+  test('a document signer naming another country or state than its IACA is untrusted, however well signed (Annex B)', async () => {
+    for (const names of [
+      { rootName: 'C=UT', signerName: 'C=XX' },
+      { rootName: 'C=US, ST=US-CA', signerName: 'C=US, ST=US-NY' },
+      { rootName: 'C=US, ST=US-CA', signerName: 'C=US' },
+    ]) {
+      const crossing = await createMdocPki({ from: at(NOW - 30 * DAY), signerUntil: at(NOW + 365 * DAY), ...names })
+      const response = await present({ issuer: crossing })
+      expect(await verifyMdocAgePresentation(response, check({ trustList: parseTrustList(crossing.rootPem) }))).toEqual({ valid: false, failure: 'untrusted_issuer' })
+    }
+    const agreeing = await createMdocPki({ from: at(NOW - 30 * DAY), signerUntil: at(NOW + 365 * DAY), rootName: 'C=US, ST=US-CA', signerName: 'C=US, ST=US-CA, O=DMV' })
+    expect(await verifyMdocAgePresentation(await present({ issuer: agreeing }), check({ trustList: parseTrustList(agreeing.rootPem) }))).toEqual({ valid: true, ageOver: 18 })
+  })
+
   test("a trusted document signer certificate does not lend its trust to another key's signature", async () => {
     const other = await generateP256KeyPair()
     expect(await verifyMdocAgePresentation(await present({ signerKey: other.privateKey }), check())).toEqual({ valid: false, failure: 'invalid_signature' })

@@ -32,14 +32,17 @@ export async function generateP256KeyPair(): Promise<KeyPair> {
   }
 }
 
-/** An IACA root valid from `from` for ten years, and a document signer valid from `from` to `signerUntil`. */
-export async function createMdocPki(options: { from: Date; signerUntil: Date; name?: string }): Promise<MdocPki> {
+/**
+ * An IACA root valid from `from` for ten years, and a document signer valid from `from` to `signerUntil`. Both
+ * name the country UT unless `rootName`/`signerName` give other distinguished-name fields (Annex B: the two agree).
+ */
+export async function createMdocPki(options: { from: Date; signerUntil: Date; name?: string; rootName?: string; signerName?: string }): Promise<MdocPki> {
   const name = options.name ?? 'Test'
   const rootKeys = await crypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify'])
   const signerKeys = await crypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify'])
   const root = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: '01',
-    name: `C=UT, CN=${name} IACA`,
+    name: `${options.rootName ?? 'C=UT'}, CN=${name} IACA`,
     notBefore: options.from,
     notAfter: new Date(options.from.getTime() + 3650 * 86_400_000),
     keys: rootKeys,
@@ -52,7 +55,7 @@ export async function createMdocPki(options: { from: Date; signerUntil: Date; na
   })
   const signer = await x509.X509CertificateGenerator.create({
     serialNumber: '02',
-    subject: `C=UT, CN=${name} Document Signer`,
+    subject: `${options.signerName ?? 'C=UT'}, CN=${name} Document Signer`,
     issuer: root.subject,
     notBefore: options.from,
     notAfter: options.signerUntil,

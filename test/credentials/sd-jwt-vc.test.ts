@@ -174,7 +174,8 @@ describe('parseTrustList', () => {
 })
 
 /** A root CA and a document signer certificate it issued, as an issuer's PKI would have (ECDSA P-256). */
-async function pki(options: { leafNotAfter?: Date } = {}) {
+/** A root and a leaf; the leaf names the issuer `https://pid.example` (the SAN URI the draft binds `iss` to) unless `names` says otherwise. */
+async function pki(options: { leafNotAfter?: Date; names?: x509.JsonGeneralName[] } = {}) {
   const algorithm = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' }
   const rootKeys = await crypto.subtle.generateKey(algorithm, true, ['sign', 'verify'])
   const leafKeys = await crypto.subtle.generateKey(algorithm, true, ['sign', 'verify'])
@@ -197,6 +198,7 @@ async function pki(options: { leafNotAfter?: Date } = {}) {
     publicKey: leafKeys.publicKey,
     signingKey: rootKeys.privateKey,
     signingAlgorithm: algorithm,
+    extensions: [new x509.SubjectAlternativeNameExtension(options.names ?? [{ type: 'url', value: 'https://pid.example' }])],
   })
   const signer: Keys = {
     publicKey: (await crypto.subtle.exportKey('jwk', leafKeys.publicKey)) as JWK,
@@ -222,6 +224,27 @@ describe('issuers with certificate chains (x5c to a trusted root)', () => {
     const expired = await pki({ leafNotAfter: new Date((NOW - 60) * 1000) })
     const late = await present({ signWith: expired.signer, header: { x5c: [expired.leafX5c] } })
     expect(await verifySdJwtAgePresentation(late, check({ trustList: parseTrustList(expired.rootPem) }))).toEqual({ valid: false, failure: 'untrusted_issuer' })
+  })
+
+  test('a trusted chain whose leaf does not name the credential\'s iss is an untrusted issuer (issue 21: iss bound to x5c)', async () => {
+    // The credential says https://pid.example; each leaf names someone else, or nothing.
+    for (const names of [[], [{ type: 'url', value: 'https://pid-provider.example' }], [{ type: 'dns', value: 'pid.example.evil' }], [{ type: 'url', value: 'https://pid.example/' }]] as x509.JsonGeneralName[][]) {
+      const { rootPem, leafX5c, signer } = await pki({ names })
+      const presentation = await present({ signWith: signer, header: { x5c: [leafX5c] } })
+      expect(await verifySdJwtAgePresentation(presentation, check({ trustList: parseTrustList(rootPem) }))).toEqual({ valid: false, failure: 'untrusted_issuer' })
+    }
+  })
+
+  test('an https iss may also be bound by its host as a dNSName SAN (HAIP), in any case', async () => {
+    const { rootPem, leafX5c, signer } = await pki({ names: [{ type: 'dns', value: 'PID.example' }] })
+    const presentation = await present({ signWith: signer, header: { x5c: [leafX5c] } })
+    expect(await verifySdJwtAgePresentation(presentation, check({ trustList: parseTrustList(rootPem) }))).toEqual({ valid: true, ageOver: 18 })
+  })
+
+  test('a trusted JWK that names an iss verifies only credentials of that issuer', async () => {
+    const bound = (iss: string) => parseTrustList(JSON.stringify({ keys: [{ ...issuer.publicKey, kid: 'pid-issuer-1', iss }] }))
+    expect(await verifySdJwtAgePresentation(await present({}), check({ trustList: bound('https://pid.example') }))).toEqual({ valid: true, ageOver: 18 })
+    expect(await verifySdJwtAgePresentation(await present({}), check({ trustList: bound('https://other.example') }))).toEqual({ valid: false, failure: 'untrusted_issuer' })
   })
 
   test("a trusted chain does not lend its trust to another key's signature", async () => {

@@ -25,6 +25,9 @@ export type DevCredentialFormat = 'sd-jwt' | 'av' | 'mdl'
 /** The age statements issued for a holder of `age`: the usual thresholds, true or false (ISO 18013-5 §7.2.5). */
 export const DEV_AGE_THRESHOLDS = [12, 13, 14, 16, 18, 21, 25, 65]
 
+/** The `iss` of the test issuer's SD-JWTs, named in its signer certificate. */
+const DEV_ISSUER_ID = 'https://dev-issuer.ofage.invalid'
+
 const ECDSA = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' }
 const DAY_MS = 86_400_000
 
@@ -59,6 +62,8 @@ export async function createDevIssuer(now: Date): Promise<DevIssuer> {
       // ISO 18013-5 Annex B: a document signer certificate is for mdoc signing (1.0.18013.5.1.2).
       new x509.ExtendedKeyUsageExtension(['1.0.18013.5.1.2'], true),
       await x509.AuthorityKeyIdentifierExtension.create(rootKeys.publicKey),
+      // The SD-JWT's `iss` is bound to this certificate (draft-ietf-oauth-sd-jwt-vc §3.5: a uniformResourceIdentifier SAN).
+      new x509.SubjectAlternativeNameExtension([{ type: 'url', value: DEV_ISSUER_ID }]),
     ],
   })
   return {
@@ -90,7 +95,7 @@ export async function issueDevCredential(
   const iat = Math.floor(options.now.getTime() / 1000)
   const credential = await instance.issue(
     {
-      iss: 'https://dev-issuer.ofage.invalid',
+      iss: DEV_ISSUER_ID,
       iat,
       exp: Math.floor(validUntil.getTime() / 1000),
       vct: 'urn:eudi:pid:1',

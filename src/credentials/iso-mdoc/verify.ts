@@ -1,6 +1,7 @@
 import type { DeviceSignedDocument } from '@auth0/mdl'
 import type { PresentationFailure, PresentationResult } from '../presentation.ts'
 import { AGE_DOC_TYPES, type AgeDocType } from '../queries.ts'
+import { documentSignerMatchesIaca } from '../trust/issuer-binding.ts'
 import { checkCertificateChain, type TrustList } from '../trust/trust-list.ts'
 import { encodeCbor, mdl } from './cbor-env.ts'
 
@@ -66,8 +67,9 @@ export async function verifyMdocAgePresentation(deviceResponse: Uint8Array, chec
   if (!document.deviceSigned.deviceAuth.deviceSignature) return fail('key_binding')
 
   const now = new Date(check.now * 1000)
-  const chain = checkCertificateChain(check.trustList, x5chain, now)
+  const chain = checkCertificateChain(check.trustList, x5chain, now, { format: 'mdoc', docType: document.docType })
   if (!chain.trusted) return fail(chain.failure === 'expired' ? 'expired' : 'untrusted_issuer')
+  if (!(await documentSignerMatchesIaca(chain.leaf, chain.anchor))) return fail('untrusted_issuer')
 
   const failed: Check[] = []
   try {

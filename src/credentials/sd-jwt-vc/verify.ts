@@ -1,7 +1,8 @@
 import type { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import { decodeJwt, decodeProtectedHeader, errors, importJWK, jwtVerify, type JWK } from 'jose'
 import type { PresentationFailure, PresentationResult } from '../presentation.ts'
-import { findIssuerKey, type TrustList } from '../trust/trust-list.ts'
+import { issuerMatchesKey } from '../trust/issuer-binding.ts'
+import { findIssuerKey, type IssuerKey, type TrustList } from '../trust/trust-list.ts'
 
 export type { PresentationFailure, PresentationResult }
 
@@ -30,13 +31,14 @@ const CLOCK_SKEW_S = 60
  * implies it). Only that claim is read; nothing of the credential is returned or kept.
  */
 export async function verifySdJwtAgePresentation(presentation: string, check: PresentationCheck): Promise<PresentationResult> {
-  let issuerKey: JWK | undefined
+  let issuer: IssuerKey | undefined
   try {
-    issuerKey = findIssuerKey(check.trustList, decodeProtectedHeader(presentation.split('~')[0]!), new Date(check.now * 1000))
+    issuer = findIssuerKey(check.trustList, decodeProtectedHeader(presentation.split('~')[0]!), new Date(check.now * 1000))
   } catch {
     return { valid: false, failure: 'malformed' }
   }
-  if (!issuerKey) return { valid: false, failure: 'untrusted_issuer' }
+  if (!issuer) return { valid: false, failure: 'untrusted_issuer' }
+  const issuerKey = issuer.jwk
 
   // Loaded at first use: a server whose visitors never present one does not hold the library.
   const [{ digest, ES256 }, { SDJwtVcInstance }] = await Promise.all([import('@sd-jwt/crypto-nodejs'), import('@sd-jwt/sd-jwt-vc')])
@@ -58,6 +60,8 @@ export async function verifySdJwtAgePresentation(presentation: string, check: Pr
   const issuerJwt = presentation.split('~')[0]!
   const issued = await checkIssuerSignature(issuerJwt, issuerKey, check.now)
   if (issued) return { valid: false, failure: issued }
+  // The signature holds, so `iss` is the issuer's word: it must be an issuer this key may speak for.
+  if (!(await issuerMatchesKey(decodeJwt(issuerJwt).iss, issuer))) return { valid: false, failure: 'untrusted_issuer' }
   let verified: Awaited<ReturnType<SDJwtVcInstance['verify']>>
   try {
     verified = await sdjwt.verify(presentation, { keyBindingNonce: check.nonce, currentDate: check.now, skewSeconds: CLOCK_SKEW_S })
