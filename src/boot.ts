@@ -1,6 +1,7 @@
 import type { Config } from './config.ts'
 import { describeReaderIdentity, loadReaderIdentity } from './credentials/trust/reader-identity.ts'
 import { loadTrustList } from './credentials/trust/trust-list.ts'
+import { createTrustStore, TRUST_CHANNEL } from './credentials/trust/trust-store.ts'
 import { openDatabase } from './db/client.ts'
 import { migrateDatabase } from './db/migrate.ts'
 import { ensureDemoClient } from './demo/demo-client.ts'
@@ -65,7 +66,10 @@ export async function startServices(
     const deps: AppDeps = { config, db: open.db, keys, clock, log: options.log ?? jsonLogger(), metrics: createMetrics(), revocations, challengeTurns: options.challengeTurns }
     if (trustList && identity) {
       const verifier = identity.requestSigning ?? (await loadVerifierKey(open.db, { appUrl: config.appUrl }, clock.now()))
-      deps.credentials = { trustList, verifier, readerAuth: identity.readerAuth }
+      const trust = createTrustStore(deps, { file: config.credentials!.trustListFile, production: config.production, initial: trustList })
+      // A change of imported trust is heard at once; whatever was read before listening (re)started may be stale.
+      await open.listen(TRUST_CHANNEL, () => trust.invalidate(), () => trust.invalidate())
+      deps.credentials = { trust, verifier, readerAuth: identity.readerAuth }
       if (identity.readerAuth || identity.requestSigning) deps.log.info('credential_certificates', describeReaderIdentity(identity))
     }
     if (config.demo) await ensureDemoClient(deps, { sync: options.syncDemoClient ?? false })

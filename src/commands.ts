@@ -12,6 +12,7 @@ import { EVAL_HELP, EVAL_USAGE, evaluateDataset } from './estimator/eval-command
 import { countUsage, periods, resolveInterval, type Period } from './usage/report.ts'
 import { DEFAULT_FACE_POLICY, defaultFaceBuffer } from './verification/methods/face-policy.ts'
 import { WEBHOOKS_SUBCOMMANDS, WEBHOOKS_USAGE, webhooksCommand } from './webhooks/webhook-command.ts'
+import { TRUST_SUBCOMMANDS, TRUST_USAGE, trustCommand } from './credentials/trust/trust-command.ts'
 
 /** From package.json, imported so that `bun build --compile` embeds it in the binary. */
 export const VERSION = pkg.version
@@ -39,6 +40,7 @@ Usage: ofage [command] [--json]
   keys show                               the key the server publishes, and where it comes from
                                           (never generates one)
   ${WEBHOOKS_USAGE}
+  ${TRUST_USAGE}
   ${EVAL_USAGE}
                                           (estimator eval --help: what it reports)
   ${DEV_USAGE}
@@ -80,6 +82,8 @@ export const options = {
   thresholds: { type: 'string' },
   buffers: { type: 'string' },
   workers: { type: 'string' },
+  vical: { type: 'string' },
+  'etsi-tl': { type: 'string' },
 } as const
 
 export type Flags = ReturnType<typeof parseArgs<{ options: typeof options; allowPositionals: true }>>['values']
@@ -98,6 +102,7 @@ const COMMANDS: Record<string, readonly string[] | null> = {
   usage: null,
   keys: KEYS_SUBCOMMANDS,
   webhooks: WEBHOOKS_SUBCOMMANDS,
+  trust: TRUST_SUBCOMMANDS,
   users: USERS_SUBCOMMANDS,
   estimator: ['eval'],
   dev: ['issuer', 'wallet'],
@@ -158,6 +163,8 @@ async function dispatch(services: Services, command: string, sub: string | undef
       return webhooksCommand(services, sub, rest[0], flags)
     case 'users':
       return usersCommand(services, sub, rest[0], flags)
+    case 'trust':
+      return trustCommand(services, sub, rest[0], flags)
     case 'keys':
       return keysCommand(services, sub)
     default:

@@ -40,6 +40,8 @@ export type Config = {
   metricsPublic: boolean
   /** The digital credential method (class `age_only`): on when CREDENTIAL_TRUST_LIST names a trust list. */
   credentials: CredentialConfig | undefined
+  /** Published lists of issuers' roots (`ofage trust import`): whom their signatures must chain to, how often they are read again. */
+  trust: TrustSourcesConfig
   /** Abuse limits per address (and client id), shared by every instance through the database. */
   limits: RateLimitConfig
   /** TRUST_PROXY=1: the last X-Forwarded-For entry is the visitor's address (one reverse proxy in front). */
@@ -92,6 +94,21 @@ export type CredentialConfig = {
   /** CREDENTIAL_READER_KEY_FILE and _CERT_FILE: the readerAuth key and chain of Annex C requests (Apple Wallet). */
   readerKeyFile: string | undefined
   readerCertificateFile: string | undefined
+}
+
+export type TrustSourcesConfig = {
+  /** CREDENTIAL_VICAL_SIGNER_FILE: PEM root(s) a VICAL's signer certificate must chain to (AAMVA's VICAL root). */
+  vicalSignerFile: string | undefined
+  /** CREDENTIAL_TRUSTED_LIST_SIGNER_FILE: PEM certificate(s) an ETSI trusted list must be signed with. */
+  trustedListSignerFile: string | undefined
+  /** CREDENTIAL_TRUST_REFRESH_HOURS: how often an imported list is read again (default 24). */
+  refreshHours: number
+  /**
+   * CREDENTIAL_REVOCATION_UNREACHABLE: what a credential whose status list or signer's CRL cannot be fetched gets.
+   * `refuse` (the default): refused, "try again in a moment", no attempt spent. `accept`: verified without it,
+   * for an operator who prefers visitors never wait on an issuer's server (a revoked credential then passes).
+   */
+  revocationUnreachable: 'refuse' | 'accept'
 }
 
 /** The face age check (method class `biometric`). */
@@ -148,6 +165,12 @@ export function loadConfig(env: Env = process.env): Config {
     metricsToken: nonEmpty(env.METRICS_TOKEN),
     metricsPublic: readFlag('METRICS_PUBLIC', env.METRICS_PUBLIC) ?? false,
     credentials: readCredentials(env),
+    trust: {
+      vicalSignerFile: nonEmpty(env.CREDENTIAL_VICAL_SIGNER_FILE),
+      trustedListSignerFile: nonEmpty(env.CREDENTIAL_TRUSTED_LIST_SIGNER_FILE),
+      refreshHours: readInt('CREDENTIAL_TRUST_REFRESH_HOURS', env.CREDENTIAL_TRUST_REFRESH_HOURS, { min: 1, max: 720, fallback: 24 }),
+      revocationUnreachable: readRevocationUnreachable(env.CREDENTIAL_REVOCATION_UNREACHABLE),
+    },
     limits: {
       authFailures: { max: readInt('RATE_LIMIT_AUTH_FAILURES', env.RATE_LIMIT_AUTH_FAILURES, { min: 1, max: 1_000_000, fallback: 30 }), windowMs: 60_000 },
       sessions: { max: readInt('RATE_LIMIT_SESSIONS', env.RATE_LIMIT_SESSIONS, { min: 1, max: 1_000_000, fallback: 120 }), windowMs: 60_000 },
@@ -191,6 +214,12 @@ function readCredentials(env: Env): CredentialConfig | undefined {
     readerCertificateFile,
     plainAnswers: readFlag('CREDENTIAL_PLAIN_ANSWERS', env.CREDENTIAL_PLAIN_ANSWERS) ?? false,
   }
+}
+
+function readRevocationUnreachable(value: string | undefined): 'refuse' | 'accept' {
+  const raw = nonEmpty(value) ?? 'refuse'
+  if (raw !== 'refuse' && raw !== 'accept') throw new ConfigError('CREDENTIAL_REVOCATION_UNREACHABLE', `must be refuse or accept, got "${raw}"`)
+  return raw
 }
 
 function readInt(variable: string, value: string | undefined, range: { min: number; max: number; fallback: number }): number {

@@ -1,6 +1,6 @@
 import type { Config } from './config.ts'
 import type { CertifiedKey } from './credentials/trust/reader-identity.ts'
-import type { TrustList } from './credentials/trust/trust-list.ts'
+import type { TrustStore } from './credentials/trust/trust-store.ts'
 import type { VerifierKey } from './keys/verifier-key.ts'
 import type { Database } from './db/client.ts'
 import type { AgeEstimator } from './estimator/types.ts'
@@ -22,10 +22,11 @@ export type AppDeps = {
   /** The face age estimator, when the face check is on (FACE_CHECK). */
   estimator?: AgeEstimator
   /**
-   * The digital credential method, when CREDENTIAL_TRUST_LIST is set: whom we trust, how we sign OpenID4VP
-   * requests, and the operator's readerAuth certificate for Annex C requests (CREDENTIAL_READER_*), if any.
+   * The digital credential method, when CREDENTIAL_TRUST_LIST is set: whom we trust (the file and the imported
+   * lists, read again when they change), how we sign OpenID4VP requests, and the operator's readerAuth
+   * certificate for Annex C requests (CREDENTIAL_READER_*), if any.
    */
-  credentials?: { trustList: TrustList; verifier: VerifierKey; readerAuth?: CertifiedKey }
+  credentials?: { trust: TrustStore; verifier: VerifierKey; readerAuth?: CertifiedKey }
   /** Verifications token validation found live, forgotten when any instance revokes one. */
   revocations?: RevocationCache
   /** Tests only: fixes the live challenge's turns, so that a recorded clip can answer it. */

@@ -17,9 +17,12 @@ import { pruneRateLimits } from './ratelimit/limits.ts'
 import { pruneExpiredPasses } from './verification/age-pass.ts'
 import { pruneExpiredSessions } from './verification/sessions.ts'
 import { startWebhookWorker } from './webhooks/delivery.ts'
+import { refreshTrustSources } from './credentials/trust/trust-sources.ts'
 import { startWorkers, watchParent, workerIndex } from './ops/workers.ts'
 
 const PRUNE_EVERY_MS = 10 * 60_000
+/** How often the server looks for imported trust lists due for a refresh (CREDENTIAL_TRUST_REFRESH_HOURS says when one is). */
+const TRUST_REFRESH_CHECK_MS = 5 * 60_000
 /** Codes are kept an hour past expiry so a late replay is still recognised and revokes its tokens. */
 const KEEP_EXPIRED_MS = 60 * 60_000
 
@@ -88,6 +91,11 @@ export async function runServer(config: Config): Promise<void> {
     ? setInterval(() => pruneExpired(deps).catch((cause) => deps.log.error('prune_failed', { message: String(cause) })), PRUNE_EVERY_MS)
     : undefined
   prune?.unref()
+  // Imported trust lists read again when due; each due list is taken by one instance (trust-sources.ts).
+  const refreshTrust = primary
+    ? setInterval(() => refreshTrustSources(deps).catch((cause) => deps.log.error('trust_refresh_failed', { message: String(cause) })), TRUST_REFRESH_CHECK_MS)
+    : undefined
+  refreshTrust?.unref()
 
   let stopping = false
   const shutdown = async (signal: string) => {
@@ -95,6 +103,7 @@ export async function runServer(config: Config): Promise<void> {
     stopping = true
     deps.log.info('shutting_down', { signal })
     clearInterval(prune)
+    clearInterval(refreshTrust)
     // Stop accepting, let in-flight requests finish, then close the pool (and the estimator's workers).
     await workers?.stop()
     await server.stop()

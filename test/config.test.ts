@@ -37,6 +37,7 @@ describe('loadConfig (DESIGN.md "Configuration")', () => {
       metricsToken: undefined,
       metricsPublic: false,
       credentials: undefined,
+      trust: { vicalSignerFile: undefined, trustedListSignerFile: undefined, refreshHours: 24, revocationUnreachable: 'refuse' },
       limits: {
         authFailures: { max: 30, windowMs: 60_000 },
         sessions: { max: 120, windowMs: 60_000 },

@@ -18,6 +18,12 @@ export const PRESENTATION_FAILURES = [
   'wrong_audience',
   'claim_missing',
   'under_threshold',
+  /** Withdrawn by its issuer: its status list entry says INVALID, or its document signer's certificate is revoked. */
+  'revoked',
+  /** Its status list entry says SUSPENDED: withdrawn for now by its issuer. */
+  'suspended',
+  /** Its status (or its signer's revocation) could not be learnt right now: refused, and not the visitor's fault. */
+  'status_unavailable',
 ] as const
 
 export type PresentationFailure = (typeof PRESENTATION_FAILURES)[number]

@@ -264,6 +264,56 @@ export const credentialRequests = pgTable(
   (t) => [index('credential_requests_session').on(t.sessionIdHash)],
 )
 
+export const trustSourceKinds = ['vical', 'etsi-tl'] as const
+export type TrustSourceKind = (typeof trustSourceKinds)[number]
+
+/**
+ * A published list of issuers' roots that the operator imported (`ofage trust import`): an AAMVA VICAL or an
+ * ETSI TS 119 612 trusted list, from a file or an https address. Its roots are in `trust_anchors`; every
+ * instance reads them, so an import, a refresh or a removal takes effect everywhere without a restart.
+ */
+export const trustSources = pgTable('trust_sources', {
+  id: text('id').primaryKey(),
+  kind: text('kind', { enum: trustSourceKinds }).notNull(),
+  /** Where the list is read from: an https URL (refreshed on a schedule) or a file path. */
+  location: text('location').notNull().unique(),
+  /** Who published it, in the list's own words: a VICAL's provider, an ETSI list's territory. */
+  publisher: text('publisher').notNull(),
+  /** The list's issue date, and its sequence (VICAL issue id, TSLSequenceNumber): a refresh never goes back. */
+  issuedAt: instant('issued_at').notNull(),
+  sequence: integer('sequence'),
+  nextUpdate: instant('next_update'),
+  importedAt: instant('imported_at').notNull(),
+  /** When the copy in force was read and verified. */
+  refreshedAt: instant('refreshed_at').notNull(),
+  /** Why the last refresh kept the copy in force (a fetch or a signature failed), and when. */
+  lastError: text('last_error'),
+  lastErrorAt: instant('last_error_at'),
+  /** When a refresh is next due; taken by one instance at a time. */
+  nextRefreshAt: instant('next_refresh_at').notNull(),
+})
+
+/** A root a trust source vouches for, and for what: credential formats, and for a VICAL's IACA its doc types. */
+export const trustAnchors = pgTable(
+  'trust_anchors',
+  {
+    sourceId: text('source_id')
+      .notNull()
+      .references(() => trustSources.id, { onDelete: 'cascade' }),
+    /** SHA-256 of the certificate, hex. */
+    fingerprint: text('fingerprint').notNull(),
+    /** The certificate, DER in base64. */
+    certificate: text('certificate').notNull(),
+    formats: text('formats').array().notNull(),
+    /** The doc types an mdoc it signs may have; null: any. */
+    docTypes: text('doc_types').array(),
+    /** What `ofage trust list` shows: the certificate's subject, or the service's name. */
+    label: text('label').notNull(),
+    notAfter: instant('not_after').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.sourceId, t.fingerprint] })],
+)
+
 /**
  * Passkeys saved after an approved check, for re-verification on any device holding them. Only what the
  * check proved and the key that proves the holder: the credential's public key and signature counter,

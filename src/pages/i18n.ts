@@ -218,6 +218,9 @@ const en: Messages = {
       claim_missing: (age) => `Your wallet did not share whether you are ${age} or older.`,
       under_threshold: (age) => `Your credential does not show that you are ${age} or older.`,
       declined: () => 'You declined in your wallet. Nothing was shared.',
+      revoked: () => 'This ID has been withdrawn by its issuer, so it cannot be used. Use another ID, or another way below.',
+      suspended: () => 'This ID has been suspended by its issuer for now, so it cannot be used. Use another ID, or another way below.',
+      status_unavailable: () => 'We could not check with your ID’s issuer that it is still valid. Try again in a moment; this did not use up a try.',
     },
   },
   passkey: {
@@ -369,6 +372,9 @@ const de: Messages = {
       claim_missing: (age) => `Ihre Wallet hat nicht geteilt, ob Sie mindestens ${age} Jahre alt sind.`,
       under_threshold: (age) => `Ihr Nachweis zeigt nicht, dass Sie mindestens ${age} Jahre alt sind.`,
       declined: () => 'Sie haben in Ihrer Wallet abgelehnt. Es wurde nichts geteilt.',
+      revoked: () => 'Dieser Ausweis wurde von seinem Aussteller zurückgezogen und kann nicht verwendet werden. Nutzen Sie einen anderen Ausweis oder einen anderen Weg unten.',
+      suspended: () => 'Dieser Ausweis wurde von seinem Aussteller vorübergehend gesperrt und kann nicht verwendet werden. Nutzen Sie einen anderen Ausweis oder einen anderen Weg unten.',
+      status_unavailable: () => 'Wir konnten beim Aussteller Ihres Ausweises nicht prüfen, ob er noch gültig ist. Versuchen Sie es gleich noch einmal; dieser Versuch wurde nicht angerechnet.',
     },
   },
   passkey: {

@@ -62,7 +62,7 @@ export function credentialRoutes(deps: AppDeps, { openPage, openForm, offeredMet
   const reader = credentials.readerAuth && { privateKey: credentials.readerAuth.privateKey, certificateChain: credentials.readerAuth.x5c.map((der) => Buffer.from(der, 'base64')) }
 
   async function verify(request: CredentialRequest, vpToken: unknown, binding: AnswerBinding): Promise<PresentationResult> {
-    const answer = { trustList: credentials!.trustList, nonce: request.nonce, threshold: request.ageRequired, now: deps.clock.now(), binding }
+    const answer = { trustList: await credentials!.trust.current(), nonce: request.nonce, threshold: request.ageRequired, now: deps.clock.now(), binding }
     return verifyAgeAnswer(vpToken, answer)
   }
 
@@ -187,7 +187,7 @@ export function credentialRoutes(deps: AppDeps, { openPage, openForm, offeredMet
         if (!open) throw new OAuthError('invalid_request', 'No open request with this id in this session')
         await answer(open, async () => {
           if (!open.responseKeys) return { valid: false, failure: 'malformed' }
-          const check = { trustList: credentials.trustList, nonce: open.nonce, threshold: open.ageRequired, origin: appOrigin, now: deps.clock.now(), keys: open.responseKeys, plainAnswers }
+          const check = { trustList: await credentials.trust.current(), nonce: open.nonce, threshold: open.ageRequired, origin: appOrigin, now: deps.clock.now(), keys: open.responseKeys, plainAnswers }
           // The page posts the credential the browser returned: { protocol, data }.
           return verifyDigitalCredentialAnswer(parseOrUndefined(body.response), check)
         })

@@ -37,6 +37,8 @@ describe('migrations', () => {
         'pushed_requests',
         'rate_limits',
         'server_secrets',
+        'trust_anchors',
+        'trust_sources',
         'usage_daily',
         'verification_sessions',
         'webhook_deliveries',

@@ -65,9 +65,9 @@ export function createCredentialMethod(deps: Pick<AppDeps, 'db' | 'clock'>): Ver
         return { approved: true, methodClass: 'age_only', provenAge: session.ageRequired }
       }
       const failure = answer.failure ?? 'malformed'
-      // Declining in the wallet is a choice, not a failed check.
+      // Declining in the wallet is a choice, not a failed check; an issuer's status list out of reach is nobody's failure.
       const reason = (t: Messages) => t.credential.failures[failure](session.ageRequired)
-      return { approved: false, reason, countsAsAttempt: failure !== 'declined' }
+      return { approved: false, reason, countsAsAttempt: failure !== 'declined' && failure !== 'status_unavailable' }
     },
   }
 }

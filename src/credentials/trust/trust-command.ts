@@ -1,0 +1,70 @@
+import type { Services } from '../../boot.ts'
+import { UsageError } from '../../lib/command-line.ts'
+import { OAuthError } from '../../errors.ts'
+import { importTrustSource, listTrustSources, refreshTrustSources, removeTrustSource, type TrustSourceSummary } from './trust-sources.ts'
+
+export const TRUST_SUBCOMMANDS = ['import', 'list', 'remove', 'refresh'] as const
+
+export const TRUST_USAGE = `trust import --vical FILE|URL | --etsi-tl FILE|URL   a signed list of issuers' roots, verified
+                                          against CREDENTIAL_VICAL_SIGNER_FILE / _TRUSTED_LIST_SIGNER_FILE
+  trust list | remove SOURCE_ID | refresh   refresh: read every imported list again now`
+
+type TrustFlags = { vical?: string | undefined; 'etsi-tl'?: string | undefined }
+
+/**
+ * `ofage trust …`: the published lists whose roots the digital ID method trusts beside CREDENTIAL_TRUST_LIST.
+ * Every change is in force on every instance as soon as it commits; a list that fails a check changes nothing.
+ */
+export async function trustCommand(services: Services, sub: string | undefined, id: string | undefined, flags: TrustFlags): Promise<{ json: unknown; text: string }> {
+  const { deps } = services
+  switch (sub) {
+    case 'import': {
+      if ((flags.vical === undefined) === (flags['etsi-tl'] === undefined)) throw new UsageError('trust import needs one of --vical FILE|URL or --etsi-tl FILE|URL')
+      const source = flags.vical !== undefined ? { kind: 'vical' as const, location: flags.vical } : { kind: 'etsi-tl' as const, location: flags['etsi-tl']! }
+      const imported = await importTrustSource(deps, source)
+      return { json: describe(imported), text: `Imported ${imported.id}: ${imported.anchors} roots from ${imported.publisher}, in force now.\n${lines(describe(imported))}` }
+    }
+    case 'list': {
+      const json = (await listTrustSources(deps.db)).map(describe)
+      const text = json.length
+        ? json.map((s) => `${s.source_id}  ${s.kind}  ${s.anchors} roots  ${s.publisher}  refreshed ${s.refreshed_at}${s.last_error ? `  LAST REFRESH FAILED: ${s.last_error}` : ''}\n    ${s.location}`).join('\n')
+        : 'No imported lists: only CREDENTIAL_TRUST_LIST is in force.'
+      return { json, text }
+    }
+    case 'remove': {
+      if (!id || !(await removeTrustSource(deps.db, id))) throw new OAuthError('invalid_request', `no imported list ${id ?? ''}`.trim())
+      return { json: { removed: id }, text: `Removed ${id}: its roots are no longer trusted.` }
+    }
+    case 'refresh': {
+      const results = await refreshTrustSources(deps, { all: true })
+      const text = results.length
+        ? results.map((r) => (r.refreshed ? `${r.id}  refreshed` : `${r.id}  kept the copy in force: ${r.error}`)).join('\n')
+        : 'No imported lists to refresh.'
+      return { json: results, text }
+    }
+    default:
+      throw new UsageError(`usage: ${TRUST_USAGE}`)
+  }
+}
+
+function describe(source: TrustSourceSummary) {
+  return {
+    source_id: source.id,
+    kind: source.kind,
+    location: source.location,
+    publisher: source.publisher,
+    anchors: source.anchors,
+    issued_at: source.issuedAt.toISOString(),
+    sequence: source.sequence,
+    next_update: source.nextUpdate?.toISOString() ?? null,
+    refreshed_at: source.refreshedAt.toISOString(),
+    last_error: source.lastError,
+    last_error_at: source.lastErrorAt?.toISOString() ?? null,
+  }
+}
+
+function lines(record: Record<string, unknown>): string {
+  return Object.entries(record)
+    .map(([key, value]) => `${key}: ${String(value)}`)
+    .join('\n')
+}
