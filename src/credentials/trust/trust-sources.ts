@@ -135,7 +135,7 @@ async function putInForce(deps: SourceDeps, target: { id: string; kind: TrustSou
     refreshedAt: now,
     lastError: null,
     lastErrorAt: null,
-    nextRefreshAt: new Date(now.getTime() + deps.config.trust.refreshHours * 3_600_000),
+    nextRefreshAt: nextRefresh(now, deps.config.trust.refreshHours, list.nextUpdate),
   }
   await deps.db.transaction(async (tx) => {
     if (target.existing) await tx.update(trustSources).set(values).where(eq(trustSources.id, target.id))
@@ -144,6 +144,15 @@ async function putInForce(deps: SourceDeps, target: { id: string; kind: TrustSou
     if (anchors.length > 0) await tx.insert(trustAnchors).values(anchors)
     await announceTrustChange(tx)
   })
+}
+
+/**
+ * Every CREDENTIAL_TRUST_REFRESH_HOURS, or at the list's own next update when that comes first: a list past it
+ * no longer imports (AAMVA's VICAL names the next day), so the schedule must fetch the new one by then.
+ */
+function nextRefresh(now: Date, refreshHours: number, nextUpdate: Date | undefined): Date {
+  const regular = new Date(now.getTime() + refreshHours * 3_600_000)
+  return nextUpdate && nextUpdate > now && nextUpdate < regular ? nextUpdate : regular
 }
 
 /** A list older than the copy in force is a replay (or a publisher's mistake): it is never put back in force. */
