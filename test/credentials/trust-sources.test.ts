@@ -55,6 +55,13 @@ const vical = (entries: MdocPki[], fields: { issueId?: number; signer?: VicalSig
     issueId: fields.issueId ?? 10,
   })
 
+/** A copy with one bit flipped inside the signed payload (80 bytes from the end: past the signature's 64). */
+function flipped(bytes: Uint8Array): Uint8Array {
+  const copy = Uint8Array.from(bytes)
+  copy[copy.length - 80]! ^= 0x01
+  return copy
+}
+
 const trust = (): Promise<TrustList> => context.deps.credentials!.trust.current()
 
 /** Waits for a NOTIFY to reach the store: the trust in force until `ready` says it changed (bounded). */
@@ -97,7 +104,7 @@ beforeAll(async () => {
     createMdocPki({ from, signerUntil: new Date('2027-10-01T00:00:00Z'), name: 'Static' }),
     generateP256KeyPair(),
   ])
-  server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response(published, { headers: { 'content-type': 'application/cbor' } }) })
+  server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response(Buffer.from(published), { headers: { 'content-type': 'application/cbor' } }) })
   context = await createTestContext({
     env: {
       CREDENTIAL_TRUST_LIST: file('static.pem', staticRoot.rootPem),
@@ -131,8 +138,7 @@ describe('ofage trust import --vical', () => {
   test('a tampered VICAL is refused, and the trust in force is untouched', async () => {
     const before = await listTrustSources(context.deps.db)
     const good = await vical([iaca, otherIaca], { issueId: 11 })
-    const tampered = Uint8Array.from(good)
-    tampered[tampered.length - 80]! ^= 0x01
+    const tampered = flipped(good)
     const location = before[0]!.location
     writeFileSync(location, tampered)
     const { status, output } = await cli('trust', 'import', '--vical', location)
@@ -170,7 +176,7 @@ describe('ofage trust refresh: a URL source read again', () => {
   test('a refresh that reads a tampered, foreign or older list keeps the copy in force and says why', async () => {
     const anchorsBefore = await context.deps.db.select().from(trustAnchors).where(eq(trustAnchors.sourceId, id))
     const cases: [Uint8Array, string][] = [
-      [Uint8Array.from(await vical([iaca, otherIaca], { issueId: 21 }), (byte, i, all) => (i === all.length - 80 ? byte ^ 1 : byte)), 'signature does not hold'],
+      [flipped(await vical([iaca, otherIaca], { issueId: 21 })), 'signature does not hold'],
       [await vical([otherIaca], { issueId: 21, signer: rogueProvider }), 'not signed by the configured list signer'],
       [await vical([otherIaca], { issueId: 19 }), 'older than 20 in force'],
       [new TextEncoder().encode('<html>maintenance</html>'), 'not a readable list'],
