@@ -18,6 +18,15 @@ export const PRESENTATION_FAILURES = [
   'wrong_audience',
   'claim_missing',
   'under_threshold',
+  /** The issuer revoked the credential (its status list entry is INVALID), or the certificate it was signed with. */
+  'revoked',
+  /** The issuer suspended the credential for now (status list entry SUSPENDED). */
+  'suspended',
+  /**
+   * The credential's revocation status could not be established (its status list or CRL unreachable, expired,
+   * not signed by a trusted issuer; a status mechanism we do not support). Not the visitor's doing.
+   */
+  'status_unavailable',
 ] as const
 
 export type PresentationFailure = (typeof PRESENTATION_FAILURES)[number]

@@ -86,8 +86,12 @@ function chainKey(list: TrustList, x5c: unknown, now: Date): JWK | undefined {
 /** Why a certificate chain earns no trust: it leads to no trusted root, or a certificate on it is not current. */
 export type ChainFailure = 'untrusted' | 'expired'
 
-/** A trusted chain's leaf certificate (whose key signs), or why the chain earns no trust. */
-export type ChainCheck = { trusted: true; leaf: X509Certificate } | { trusted: false; failure: ChainFailure }
+/**
+ * A trusted chain's leaf certificate (whose key signs) and the whole path, leaf first and ending with the trusted
+ * root it reached (for revocation checks: each certificate below the root is judged by the next one's CRL);
+ * or why the chain earns no trust.
+ */
+export type ChainCheck = { trusted: true; leaf: X509Certificate; path: X509Certificate[] } | { trusted: false; failure: ChainFailure }
 
 /**
  * Checks a certificate chain given leaf first, in DER (as JOSE `x5c` and COSE `x5chain` carry it): each
@@ -117,8 +121,11 @@ export function checkCertificateChain(list: TrustList, der: Uint8Array[], now: D
   )
   if (anchors.length === 0) return untrusted
   const current = (cert: X509Certificate) => new Date(cert.validFrom) <= now && now <= new Date(cert.validTo)
-  if (!chain.every(current) || !anchors.some(current)) return { trusted: false, failure: 'expired' }
-  return { trusted: true, leaf: chain[0]! }
+  const anchor = anchors.find(current)
+  if (!chain.every(current) || !anchor) return { trusted: false, failure: 'expired' }
+  // The chain may end with the root itself, or with a certificate the root issued.
+  const path = anchor.fingerprint256 === last.fingerprint256 ? chain : [...chain, anchor]
+  return { trusted: true, leaf: chain[0]!, path }
 }
 
 /** The organisation named in the root of `ofage dev issuer`: a test PKI whose private keys sit in a file. */
