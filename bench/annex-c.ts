@@ -15,6 +15,7 @@ import { annexCSessionTranscript } from '../src/credentials/iso-mdoc/session-tra
 import { verifyMdocAgePresentation } from '../src/credentials/iso-mdoc/verify.ts'
 import { verifyAgeAnswer } from '../src/credentials/openid4vp/answer.ts'
 import { AGE_DOC_TYPES, type AgeDocType } from '../src/credentials/queries.ts'
+import { createRevocation } from '../src/credentials/status/revocation.ts'
 import { parseTrustList } from '../src/credentials/trust/trust-list.ts'
 import { createMdocPki, generateP256KeyPair } from '../test/credentials/pki.ts'
 import { ageMdocHolder, answerAnnexCRequest } from '../test/wallets/annex-c-wallet.ts'
@@ -30,6 +31,8 @@ const seconds = Math.floor(now.getTime() / 1000)
 
 const pki = await createMdocPki({ from: new Date(now.getTime() - 86_400_000), signerUntil: new Date(now.getTime() + 365 * 86_400_000) })
 const trustList = parseTrustList(pki.rootPem)
+// The test mdoc names no status list and its signer no CRL: nothing is fetched, as for such an mdoc in service.
+const revocation = createRevocation({ trustList: () => trustList, now: () => now, fetch: { allowLoopback: false } })
 const holder = await generateP256KeyPair()
 const recipient = await generateP256KeyPair()
 const mdoc = await issueMdoc({
@@ -57,7 +60,7 @@ async function verifyAnnexC(): Promise<boolean> {
   const sessionTranscript = annexCSessionTranscript({ encryptionInfo: request.encryptionInfo, origin: ORIGIN })
   const opened = await openAnnexCResponse(annexCAnswer, { recipientPrivateKey: recipient.privateKey, sessionTranscript })
   if (!opened.ok) return false
-  const result = await verifyMdocAgePresentation(opened.deviceResponse, { trustList, sessionTranscript, docType: docTypes, threshold: 18, now: seconds })
+  const result = await verifyMdocAgePresentation(opened.deviceResponse, { trustList, sessionTranscript, docType: docTypes, threshold: 18, now: seconds, revocation })
   return result.valid
 }
 
@@ -68,7 +71,7 @@ async function openOnly(): Promise<boolean> {
 }
 
 async function verifyOpenId4Vp(): Promise<boolean> {
-  const result = await verifyAgeAnswer(vpToken, { trustList, nonce: NONCE, threshold: 18, now, binding: { origin: ORIGIN } })
+  const result = await verifyAgeAnswer(vpToken, { trustList, nonce: NONCE, threshold: 18, now, binding: { origin: ORIGIN }, revocation })
   return result.valid
 }
 

@@ -21,6 +21,7 @@ import { decryptResponse } from '../src/credentials/openid4vp/encrypted-response
 import { signRequest } from '../src/credentials/openid4vp/request-object.ts'
 import { generateResponseEncryptionKey } from '../src/credentials/openid4vp/response-encryption-key.ts'
 import { ageQuery } from '../src/credentials/queries.ts'
+import { createRevocation } from '../src/credentials/status/revocation.ts'
 import { parseTrustList } from '../src/credentials/trust/trust-list.ts'
 import { createTestVerifierKey } from '../test/credentials/test-verifier.ts'
 import { answerSignedDcApiRequest } from '../test/wallets/openid4vp-wallet.ts'
@@ -36,7 +37,9 @@ const nonce = 'bench-nonce-0123456789'
 const verifier = await createTestVerifierKey(now)
 const issuer = await createDevIssuer(now)
 const trustList = parseTrustList(issuer.rootCertificate)
-const check = (binding: AnswerBinding) => ({ trustList, nonce, threshold: 18, now, binding })
+// The dev issuer's credentials name no status list and no CRL: nothing is fetched.
+const revocation = createRevocation({ trustList: () => trustList, now: () => now, fetch: { allowLoopback: false } })
+const check = (binding: AnswerBinding) => ({ trustList, nonce, threshold: 18, now, binding, revocation })
 
 async function walletWith(format: DevCredentialFormat) {
   const wallet = await createDevWallet()

@@ -9,6 +9,7 @@ import { decryptResponse, readResponseKeyId } from './openid4vp/encrypted-respon
 import { publicEncryptionKey, type ResponseEncryptionPublicKey } from './openid4vp/response-encryption-key.ts'
 import type { CredentialFailure, PresentationResult } from './presentation.ts'
 import { AGE_DOC_TYPES, type AgeDocType } from './queries.ts'
+import type { Revocation } from './status/revocation.ts'
 import type { TrustList } from './trust/trust-list.ts'
 
 /**
@@ -61,6 +62,8 @@ export type DcApiAnswerCheck = {
   /** The private halves of this request's keys. */
   keys: { jwe: JWK; hpke: JWK }
   plainAnswers: boolean
+  /** Status lists and CRLs, checked last (status/revocation.ts). */
+  revocation: Revocation
 }
 
 /** A verified answer, or why not: a presentation's failure, or the visitor declined in the wallet. */
@@ -110,7 +113,8 @@ async function verifyAnnexCAnswer(data: object, check: DcApiAnswerCheck): Promis
     docType: docTypes,
     threshold: check.threshold,
     now: Math.floor(check.now.getTime() / 1000),
+    revocation: check.revocation,
   })
 }
 
-const common = (check: DcApiAnswerCheck) => ({ trustList: check.trustList, nonce: check.nonce, threshold: check.threshold, now: check.now })
+const common = (check: DcApiAnswerCheck) => ({ trustList: check.trustList, nonce: check.nonce, threshold: check.threshold, now: check.now, revocation: check.revocation })

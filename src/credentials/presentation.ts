@@ -18,11 +18,14 @@ export const PRESENTATION_FAILURES = [
   'wrong_audience',
   'claim_missing',
   'under_threshold',
-  /** Withdrawn by its issuer: its status list entry says INVALID, or its document signer's certificate is revoked. */
+  /** The issuer revoked the credential (its status list entry is INVALID), or the certificate it was signed with. */
   'revoked',
-  /** Its status list entry says SUSPENDED: withdrawn for now by its issuer. */
+  /** The issuer suspended the credential for now (status list entry SUSPENDED). */
   'suspended',
-  /** Its status (or its signer's revocation) could not be learnt right now: refused, and not the visitor's fault. */
+  /**
+   * The credential's revocation status could not be established (its status list or CRL unreachable, expired,
+   * not signed by a trusted issuer; a status mechanism we do not support). Not the visitor's doing.
+   */
   'status_unavailable',
 ] as const
 

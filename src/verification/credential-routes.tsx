@@ -6,6 +6,7 @@ import { decryptResponse, readResponseKeyId, type AuthorizationResponse } from '
 import { signRequestObject, walletLink } from '../credentials/openid4vp/request-object.ts'
 import { publicEncryptionKey } from '../credentials/openid4vp/response-encryption-key.ts'
 import type { PresentationResult } from '../credentials/presentation.ts'
+import { createRevocation } from '../credentials/status/revocation.ts'
 import { sha256Hex } from '../lib/crypto.ts'
 import type { AppDeps } from '../deps.ts'
 import { OAuthError } from '../errors.ts'
@@ -59,10 +60,12 @@ export function credentialRoutes(deps: AppDeps, { openPage, openForm, offeredMet
   const plainAnswers = deps.config.credentials?.plainAnswers ?? false
   const crossDevice = { clientId: credentials.verifier.clientId, responseUri }
   // Annex C readerAuth, with the operator's reader certificate (Apple Wallet answers only signed requests).
+  // One per app, for its caches. Loopback (an operator's local mirror) only outside production.
+  const revocation = createRevocation({ trustList: () => credentials.trust.latest(), now: () => deps.clock.now(), fetch: { allowLoopback: !deps.config.production } })
   const reader = credentials.readerAuth && { privateKey: credentials.readerAuth.privateKey, certificateChain: credentials.readerAuth.x5c.map((der) => Buffer.from(der, 'base64')) }
 
   async function verify(request: CredentialRequest, vpToken: unknown, binding: AnswerBinding): Promise<PresentationResult> {
-    const answer = { trustList: await credentials!.trust.current(), nonce: request.nonce, threshold: request.ageRequired, now: deps.clock.now(), binding }
+    const answer = { trustList: await credentials!.trust.current(), nonce: request.nonce, threshold: request.ageRequired, now: deps.clock.now(), binding, revocation }
     return verifyAgeAnswer(vpToken, answer)
   }
 
@@ -187,7 +190,7 @@ export function credentialRoutes(deps: AppDeps, { openPage, openForm, offeredMet
         if (!open) throw new OAuthError('invalid_request', 'No open request with this id in this session')
         await answer(open, async () => {
           if (!open.responseKeys) return { valid: false, failure: 'malformed' }
-          const check = { trustList: await credentials.trust.current(), nonce: open.nonce, threshold: open.ageRequired, origin: appOrigin, now: deps.clock.now(), keys: open.responseKeys, plainAnswers }
+          const check = { trustList: await credentials.trust.current(), nonce: open.nonce, threshold: open.ageRequired, origin: appOrigin, now: deps.clock.now(), keys: open.responseKeys, plainAnswers, revocation }
           // The page posts the credential the browser returned: { protocol, data }.
           return verifyDigitalCredentialAnswer(parseOrUndefined(body.response), check)
         })

@@ -16,6 +16,7 @@ import { issueMdoc, presentMdoc } from '../wallets/mdoc.ts'
 import { annexCTranscript } from '../wallets/transcripts.ts'
 import { APPLE_SAMPLE, MULTIPAZ_CAPTURE } from './annex-c-vectors.ts'
 import { createMdocPki, generateP256KeyPair, type KeyPair, type MdocPki } from './pki.ts'
+import { offlineRevocation } from './status-fixtures.ts'
 
 /**
  * ISO/IEC 18013-7 Annex C (`org-iso-mdoc`): our request, answered by the test wallet of test/wallets (cbor2,
@@ -83,7 +84,7 @@ async function openAndVerify(data: unknown, encryptionInfo: string, recipientPri
   const sessionTranscript = annexCSessionTranscript({ encryptionInfo, origin: ORIGIN })
   const opened = await openAnnexCResponse(data, { recipientPrivateKey, sessionTranscript })
   if (!opened.ok) return opened
-  return verifyMdocAgePresentation(opened.deviceResponse, { trustList, sessionTranscript, docType: DOC_TYPES, threshold: 18, now: NOW })
+  return verifyMdocAgePresentation(opened.deviceResponse, { trustList, sessionTranscript, docType: DOC_TYPES, threshold: 18, now: NOW, revocation: offlineRevocation(new Date(NOW * 1000)) })
 }
 
 const sha256 = (bytes: Uint8Array) => new Uint8Array(createHash('sha256').update(bytes).digest())

@@ -7,6 +7,7 @@ import { parseTrustList } from '../../src/credentials/trust/trust-list.ts'
 import { issueMdoc, presentMdoc } from '../wallets/mdoc.ts'
 import { openId4VpTranscript } from '../wallets/transcripts.ts'
 import { createMdocPki, generateP256KeyPair } from './pki.ts'
+import { offlineRevocation } from './status-fixtures.ts'
 
 /**
  * ISO/IEC 18013-5:2021 Annex D, the standard's worked example of an mDL ("utopia"): its DeviceResponse
@@ -210,6 +211,7 @@ describe('verifyMdocAgePresentation, given the Annex D mDL', () => {
     docType: MDL,
     threshold: 18,
     now: DURING,
+    revocation: offlineRevocation(new Date(DURING * 1000)),
     ...overrides,
   })
   /** The example's mdoc, answered by its device key over our transcript with a signature, as OpenID4VP asks. */

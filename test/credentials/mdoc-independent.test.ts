@@ -8,6 +8,7 @@ import { parseTrustList, type TrustList } from '../../src/credentials/trust/trus
 import { issueMdoc, presentMdoc, type MdocIssue, type MdocPresentation } from '../wallets/mdoc.ts'
 import { dcApiTranscript, openId4VpTranscript } from '../wallets/transcripts.ts'
 import { createMdocPki, generateP256KeyPair, type KeyPair, type MdocPki } from './pki.ts'
+import { offlineRevocation } from './status-fixtures.ts'
 
 /**
  * Our mdoc verifier against an issuer and holder written apart from it (test/wallets/mdoc.ts: cbor2 and
@@ -55,6 +56,7 @@ const check = (overrides: Partial<MdocPresentationCheck> = {}): MdocPresentation
   docType: 'eu.europa.ec.av.1',
   threshold: 18,
   now: NOW,
+  revocation: offlineRevocation(at(NOW)),
   ...overrides,
 })
 

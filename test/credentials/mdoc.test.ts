@@ -8,6 +8,7 @@ import { dcApiSessionTranscript, openId4VpSessionTranscript } from '../../src/cr
 import { AGE_DOC_TYPES, type AgeDocType } from '../../src/credentials/queries.ts'
 import { parseTrustList, type TrustList } from '../../src/credentials/trust/trust-list.ts'
 import { createMdocPki, generateP256KeyPair, type KeyPair, type MdocPki } from './pki.ts'
+import { offlineRevocation } from './status-fixtures.ts'
 
 /**
  * ISO 18013-5 mdoc age presentations over OpenID4VP, made here by a test issuer (an IACA root and its
@@ -66,6 +67,7 @@ const check = (overrides: Partial<MdocPresentationCheck> = {}): MdocPresentation
   docType: 'eu.europa.ec.av.1',
   threshold: 18,
   now: NOW,
+  revocation: offlineRevocation(at(NOW)),
   ...overrides,
 })
 

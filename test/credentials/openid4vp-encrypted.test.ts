@@ -15,6 +15,7 @@ import { encryptResponse } from '../wallets/jwe-encrypt.ts'
 import { walletSessionTranscript } from '../wallets/openid4vp-handover.ts'
 import { answerCrossDeviceRequest, answerSignedDcApiRequest, checkSignedRequest, type AnswerOptions } from '../wallets/openid4vp-wallet.ts'
 import { createTestVerifierKey } from './test-verifier.ts'
+import { offlineRevocation } from './status-fixtures.ts'
 
 /**
  * OpenID4VP 1.0 signed requests and encrypted answers, as HAIP 1.0 and Google Wallet use them: a signed
@@ -72,7 +73,7 @@ async function crossDevice(format: DevCredentialFormat, key: ResponseEncryptionK
   return posted[0]!
 }
 
-const check = (binding: AnswerBinding) => ({ trustList, nonce: NONCE, threshold: 18, now: NOW, binding })
+const check = (binding: AnswerBinding) => ({ trustList, nonce: NONCE, threshold: 18, now: NOW, binding, revocation: offlineRevocation(NOW) })
 const dcApiJwt = (key: ResponseEncryptionKey): AnswerBinding => ({ responseMode: 'dc_api.jwt', origin: ORIGIN, encryptionKey: key.publicKey })
 const directPostJwt = (key: ResponseEncryptionKey): AnswerBinding => ({ responseMode: 'direct_post.jwt', clientId: verifier.clientId, responseUri: RESPONSE_URI, encryptionKey: key.publicKey })
 

@@ -21,6 +21,8 @@ export type MdocPki = {
   signerPem: string
   /** The document signer's key pair (private JWK for signing). */
   signer: KeyPair
+  /** The IACA's keys, for what else it signs (its CRL). */
+  rootKeys: CryptoKeyPair
 }
 
 /** A fresh P-256 key pair as JWKs (a wallet's device key, an issuer's signing key). */
@@ -34,9 +36,10 @@ export async function generateP256KeyPair(): Promise<KeyPair> {
 
 /**
  * An IACA root valid from `from` for ten years, and a document signer valid from `from` to `signerUntil`. Both
- * name the country UT unless `rootName`/`signerName` give other distinguished-name fields (Annex B: the two agree).
+ * name the country UT unless `rootName`/`signerName` give other distinguished-name fields (Annex B: the two agree);
+ * with `crlDistributionPoint`, the document signer names that CRL.
  */
-export async function createMdocPki(options: { from: Date; signerUntil: Date; name?: string; rootName?: string; signerName?: string }): Promise<MdocPki> {
+export async function createMdocPki(options: { from: Date; signerUntil: Date; name?: string; rootName?: string; signerName?: string; crlDistributionPoint?: string }): Promise<MdocPki> {
   const name = options.name ?? 'Test'
   const rootKeys = await crypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify'])
   const signerKeys = await crypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify'])
@@ -66,6 +69,8 @@ export async function createMdocPki(options: { from: Date; signerUntil: Date; na
       new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
       new x509.ExtendedKeyUsageExtension([MDL_DOCUMENT_SIGNER], true),
       await x509.AuthorityKeyIdentifierExtension.create(rootKeys.publicKey),
+      // ISO 18013-5 Annex B: the document signer names where its IACA publishes revocations.
+      ...(options.crlDistributionPoint ? [new x509.CRLDistributionPointsExtension([options.crlDistributionPoint])] : []),
     ],
   })
   return {
@@ -75,5 +80,6 @@ export async function createMdocPki(options: { from: Date; signerUntil: Date; na
       publicKey: (await crypto.subtle.exportKey('jwk', signerKeys.publicKey)) as JWK,
       privateKey: (await crypto.subtle.exportKey('jwk', signerKeys.privateKey)) as JWK,
     },
+    rootKeys,
   }
 }

@@ -6,6 +6,7 @@ import * as x509 from '@peculiar/x509'
 import type { JWK } from 'jose'
 import { verifySdJwtAgePresentation, type PresentationCheck } from '../../src/credentials/sd-jwt-vc/verify.ts'
 import { parseTrustList, type TrustList } from '../../src/credentials/trust/trust-list.ts'
+import { offlineRevocation } from './status-fixtures.ts'
 
 /**
  * SD-JWT VC age presentations, made here by a test issuer and a test holder with the same library a
@@ -85,6 +86,7 @@ const check = (overrides: Partial<PresentationCheck> = {}): PresentationCheck =>
   now: NOW,
   // The EUDI PID rulebook's type and the German PID's, as a query names them.
   vctValues: ['urn:eudi:pid:1', 'urn:eudi:pid:de:1'],
+  revocation: offlineRevocation(new Date(NOW * 1000)),
   ...overrides,
 })
 

@@ -11,6 +11,7 @@ import { checkCertificateChain, type TrustList } from '../../src/credentials/tru
 import { listTrustSources } from '../../src/credentials/trust/trust-sources.ts'
 import { trustAnchors } from '../../src/db/schema.ts'
 import { createTestContext, type TestContext } from '../helpers.ts'
+import { offlineRevocation } from './status-fixtures.ts'
 import { createMdocPki, generateP256KeyPair, type KeyPair, type MdocPki } from './pki.ts'
 import { buildVical, createVicalSigner, iacaEntry, MDL_DOCTYPE, type VicalSigner } from '../trust-lists/vical-fixtures.ts'
 
@@ -90,7 +91,7 @@ async function verifyWith(pki: MdocPki, docType: 'org.iso.18013.5.1.mDL' | 'eu.e
   })
   const sessionTranscript = openId4VpSessionTranscript(REQUEST)
   const response = await presentDevMdoc(issued, { holderPrivateKey: holder.privateKey, sessionTranscript, threshold: 18 })
-  return verifyMdocAgePresentation(response, { trustList: await trust(), sessionTranscript, docType, threshold: 18, now: Math.floor(now.getTime() / 1000) })
+  return verifyMdocAgePresentation(response, { trustList: await trust(), sessionTranscript, docType, threshold: 18, now: Math.floor(now.getTime() / 1000), revocation: offlineRevocation(now) })
 }
 
 beforeAll(async () => {

@@ -32,6 +32,11 @@ export type MdocIssue = {
   signed?: Date
   /** SHA-256 if not given. */
   digestAlgorithm?: MdocDigestAlgorithm
+  /**
+   * The MSO's `status` (draft-ietf-oauth-status-list §6.3.2, ISO 18013-5 second edition), written as given:
+   * e.g. `{ status_list: { idx, uri } }`.
+   */
+  status?: Record<string, unknown>
 }
 
 /** How the holder answers one request, and the ways a test can make it answer wrongly. */
@@ -84,6 +89,7 @@ export async function issueMdoc(issue: MdocIssue): Promise<Uint8Array> {
     deviceKeyInfo: { deviceKey: coseKey(issue.holderPublicKey) },
     docType: issue.docType,
     validityInfo: { signed: tdate(issue.signed ?? issue.validFrom), validFrom: tdate(issue.validFrom), validUntil: tdate(issue.validUntil) },
+    ...(issue.status && { status: issue.status }),
   }
   const x5chain = derChain(issue.signerCertificate)
   // RFC 9360 §2: x5chain is one bstr for a single certificate, an array for more. ISO 18013-5 §9.1.2.4

@@ -1,7 +1,9 @@
 import type { DeviceSignedDocument } from '@auth0/mdl'
+import type { X509Certificate } from 'node:crypto'
 import type { PresentationFailure, PresentationResult } from '../presentation.ts'
 import { AGE_DOC_TYPES, type AgeDocType } from '../queries.ts'
 import { documentSignerMatchesIaca } from '../trust/issuer-binding.ts'
+import { readStatusClaim, type Revocation } from '../status/revocation.ts'
 import { checkCertificateChain, type TrustList } from '../trust/trust-list.ts'
 import { encodeCbor, mdl } from './cbor-env.ts'
 
@@ -24,6 +26,8 @@ export type MdocPresentationCheck = {
   threshold: number
   /** Seconds since the epoch. */
   now: number
+  /** How the MSO's `status` reference and the document signer's CRLs are checked; required, so that no caller skips them. */
+  revocation: Revocation
 }
 
 type Check = { status: string; category: string; id: string }
@@ -89,7 +93,28 @@ export async function verifyMdocAgePresentation(deviceResponse: Uint8Array, chec
   const { validFrom, validUntil } = document.issuerSigned.issuerAuth.decodedPayload.validityInfo ?? {}
   if (!isDate(validFrom) || !isDate(validUntil)) return fail('malformed')
   if (now < validFrom || now > validUntil) return fail('expired')
-  return readAgeStatements(document, AGE_DOC_TYPES[document.docType as AgeDocType], check.threshold)
+  const proven = readAgeStatements(document, AGE_DOC_TYPES[document.docType as AgeDocType], check.threshold)
+  if (!proven.valid) return proven
+  // Network last, once everything local holds: only a trusted issuer's signed MSO and certificates name addresses.
+  // `status` is not in @auth0/mdl's MSO type; the decoded MSO carries it as it came (a CBOR map).
+  const mso = document.issuerSigned.issuerAuth.decodedPayload as { status?: unknown }
+  return checkRevocation(mso.status, chain.path, check.revocation, proven)
+}
+
+/**
+ * The MSO's `status` (draft-ietf-oauth-status-list §6.3.2; ISO 18013-5 second edition: a status_list to a
+ * CWT Status List Token), and the CRLs of the document signer chain. Both must come out well: a revoked
+ * signer revokes every mdoc it signed. See `readStatusClaim` for status claims we cannot read.
+ */
+async function checkRevocation(status: unknown, path: X509Certificate[], revocation: Revocation, proven: PresentationResult): Promise<PresentationResult> {
+  const claim = readStatusClaim(status)
+  if (claim.kind === 'malformed') return fail('malformed')
+  if (claim.kind === 'unsupported') return fail('status_unavailable')
+  const [verdict, certificates] = await Promise.all([claim.kind === 'status_list' ? revocation.status(claim.reference, 'cwt') : ('valid' as const), revocation.certificates(path)])
+  if (verdict === 'invalid' || certificates === 'revoked') return fail('revoked')
+  if (verdict === 'suspended') return fail('suspended')
+  if (verdict === 'unavailable' || certificates === 'unavailable') return fail('status_unavailable')
+  return proven
 }
 
 /**

@@ -2,6 +2,7 @@ import type { JWK } from 'jose'
 import type { PresentationResult } from '../presentation.ts'
 import { CREDENTIAL_QUERIES, isCredentialQueryId } from '../queries.ts'
 import { verifySdJwtAgePresentation } from '../sd-jwt-vc/verify.ts'
+import type { Revocation } from '../status/revocation.ts'
 import type { TrustList } from '../trust/trust-list.ts'
 import { responseKeyThumbprint } from './response-encryption-key.ts'
 
@@ -30,6 +31,8 @@ export type AnswerCheck = {
   threshold: number
   now: Date
   binding: AnswerBinding
+  /** Status lists and CRLs, checked last (status/revocation.ts). */
+  revocation: Revocation
 }
 
 /**
@@ -51,13 +54,21 @@ export async function verifyAgeAnswer(vpToken: unknown, check: AnswerCheck): Pro
     // Appendix B.3.6: `aud` is the client id, except over the DC API, where it is `origin:` + the origin,
     // "even for signed requests" (A.4): a presentation made for the client id is not one for this page.
     const audience = 'origin' in binding ? `origin:${binding.origin}` : binding.clientId
-    return verifySdJwtAgePresentation(presentation, { trustList: check.trustList, nonce: check.nonce, audience, threshold: check.threshold, now, vctValues: query.vctValues })
+    return verifySdJwtAgePresentation(presentation, {
+      trustList: check.trustList,
+      nonce: check.nonce,
+      audience,
+      threshold: check.threshold,
+      now,
+      vctValues: query.vctValues,
+      revocation: check.revocation,
+    })
   }
   const bytes = /^[A-Za-z0-9_-]+$/.test(presentation) ? Buffer.from(presentation, 'base64url') : undefined
   if (!bytes) return { valid: false, failure: 'malformed' }
   // @auth0/mdl loads at the first mdoc presented: a server that never sees one does not hold it.
   const [{ verifyMdocAgePresentation }, sessionTranscript] = await Promise.all([import('../iso-mdoc/verify.ts'), transcriptOf(binding, check.nonce)])
-  return verifyMdocAgePresentation(bytes, { trustList: check.trustList, sessionTranscript, threshold: check.threshold, now, docType: query.docType })
+  return verifyMdocAgePresentation(bytes, { trustList: check.trustList, sessionTranscript, threshold: check.threshold, now, docType: query.docType, revocation: check.revocation })
 }
 
 /**

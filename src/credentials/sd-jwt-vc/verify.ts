@@ -1,6 +1,7 @@
 import type { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import { decodeJwt, decodeProtectedHeader, errors, importJWK, jwtVerify, type JWK } from 'jose'
 import type { PresentationFailure, PresentationResult } from '../presentation.ts'
+import { readStatusClaim, type Revocation } from '../status/revocation.ts'
 import { issuerMatchesKey } from '../trust/issuer-binding.ts'
 import { findIssuerKey, type IssuerKey, type TrustList } from '../trust/trust-list.ts'
 
@@ -18,6 +19,8 @@ export type PresentationCheck = {
   now: number
   /** The `vct` values the answered query asked for (DCQL `vct_values`); a credential of another type is refused. */
   vctValues: readonly string[]
+  /** How a credential's `status` reference is checked (Token Status List); required, so that no caller skips it. */
+  revocation: Revocation
 }
 
 /** A key-binding JWT older than this is not an answer to this request (OpenID4VP: fresh per presentation). */
@@ -50,9 +53,11 @@ export async function verifySdJwtAgePresentation(presentation: string, check: Pr
       const holderKey = (payload as { cnf?: { jwk?: JWK } }).cnf?.jwk
       return holderKey ? (await ES256.getVerifier(holderKey))(data, signature) : false
     },
-    // A status list or type metadata would be fetched from the network: never, from here.
+    // The library's own status check (verifyStatus, run by SDJwtVcInstance.verify) would fetch with the global
+    // fetch, unbounded and following redirects; it is never called (see `verifyWithoutFetching`), and this
+    // fetcher stays as a second lock. Status is checked by `check.revocation`, last.
     statusListFetcher: async () => {
-      throw new Error('status lists are not fetched')
+      throw new Error('status lists are not fetched here')
     },
     loadTypeMetadataFormat: false,
   })
@@ -64,7 +69,7 @@ export async function verifySdJwtAgePresentation(presentation: string, check: Pr
   if (!(await issuerMatchesKey(decodeJwt(issuerJwt).iss, issuer))) return { valid: false, failure: 'untrusted_issuer' }
   let verified: Awaited<ReturnType<SDJwtVcInstance['verify']>>
   try {
-    verified = await sdjwt.verify(presentation, { keyBindingNonce: check.nonce, currentDate: check.now, skewSeconds: CLOCK_SKEW_S })
+    verified = await verifyWithoutFetching(sdjwt).call(sdjwt, presentation, { keyBindingNonce: check.nonce, currentDate: check.now, skewSeconds: CLOCK_SKEW_S })
   } catch {
     // The issuer's signature and validity hold (above): what fails here is the holder's part, the
     // disclosures or the key-binding JWT over them. Its nonce is read unverified only to say which.
@@ -79,7 +84,33 @@ export async function verifySdJwtAgePresentation(presentation: string, check: Pr
   // Read only once the issuer's signature holds: the type is the issuer's word, not the holder's.
   const payload = verified.payload as Record<string, unknown>
   if (typeof payload.vct !== 'string' || !check.vctValues.includes(payload.vct)) return { valid: false, failure: 'wrong_credential' }
-  return readAgeClaim(payload, check.threshold)
+  const proven = readAgeClaim(payload, check.threshold)
+  if (!proven.valid) return proven
+  // Network last: only a presentation that passed every local check, and so names an address its trusted
+  // issuer signed, makes us fetch anything.
+  return checkStatus(payload.status, check.revocation, proven)
+}
+
+/**
+ * SDJwtVcInstance.verify is SDJwtInstance.verify (the issuer's signature, the disclosures, the key-binding JWT)
+ * followed by the library's status list fetch and type metadata fetch; this is the first part alone, to be
+ * called on our instance, so that nothing of the library reaches the network.
+ */
+function verifyWithoutFetching(instance: SDJwtVcInstance): SDJwtVcInstance['verify'] {
+  const base: unknown = Object.getPrototypeOf(Object.getPrototypeOf(instance)).verify
+  if (typeof base !== 'function' || base === instance.verify) throw new TypeError('@sd-jwt/sd-jwt-vc is not built as this verifier expects (SDJwtVcInstance extends SDJwtInstance)')
+  return base as SDJwtVcInstance['verify']
+}
+
+/** The credential's `status` (draft-ietf-oauth-status-list §6.2), checked once all else holds; see `readStatusClaim`. */
+async function checkStatus(status: unknown, revocation: Revocation, proven: PresentationResult): Promise<PresentationResult> {
+  const claim = readStatusClaim(status)
+  if (claim.kind === 'none') return proven
+  if (claim.kind === 'malformed') return { valid: false, failure: 'malformed' }
+  if (claim.kind === 'unsupported') return { valid: false, failure: 'status_unavailable' }
+  const verdict = await revocation.status(claim.reference, 'jwt')
+  if (verdict === 'valid') return proven
+  return { valid: false, failure: verdict === 'invalid' ? 'revoked' : verdict === 'suspended' ? 'suspended' : 'status_unavailable' }
 }
 
 /**

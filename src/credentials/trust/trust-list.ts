@@ -22,7 +22,11 @@ export type CredentialFormat = 'mdoc' | 'sd-jwt'
  */
 export type ScopedAnchor = { certificate: X509Certificate; formats: readonly CredentialFormat[]; docTypes?: readonly string[] }
 
-/** What a chain is checked for: the format of the credential, and for an mdoc its doc type. */
+/**
+ * What a chain is checked for: the format of the credential, and for an mdoc its doc type (a credential's chain
+ * always names it). Without a doc type, any root trusted for the format: an mdoc issuer's status list, whose
+ * signer vouches for the lists of every doc type its IACA issues.
+ */
 export type TrustScope = { format: CredentialFormat; docType?: string }
 
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g
@@ -109,10 +113,11 @@ function chainKey(list: TrustList, x5c: unknown, now: Date): IssuerKey | undefin
 export type ChainFailure = 'untrusted' | 'expired'
 
 /**
- * A trusted chain: its certificates leaf first (the leaf's key signs) and the trusted root it ends at (the
- * last certificate itself, or the root that issued it); or why the chain earns no trust.
+ * A trusted chain: its leaf certificate (whose key signs), the trusted root it reached (the last certificate
+ * itself, or the root that issued it), and the whole path, leaf first and ending with that root (for revocation
+ * checks: each certificate below the root is judged by the next one's CRL); or why the chain earns no trust.
  */
-export type ChainCheck = { trusted: true; leaf: X509Certificate; chain: X509Certificate[]; anchor: X509Certificate } | { trusted: false; failure: ChainFailure }
+export type ChainCheck = { trusted: true; leaf: X509Certificate; anchor: X509Certificate; path: X509Certificate[] } | { trusted: false; failure: ChainFailure }
 
 /**
  * Checks a certificate chain given leaf first, in DER (as JOSE `x5c` and COSE `x5chain` carry it): each
@@ -144,7 +149,9 @@ export function checkCertificateChain(list: TrustList, der: Uint8Array[], now: D
   const current = (cert: X509Certificate) => new Date(cert.validFrom) <= now && now <= new Date(cert.validTo)
   const anchor = anchors.find(current)
   if (!chain.every(current) || !anchor) return { trusted: false, failure: 'expired' }
-  return { trusted: true, leaf: chain[0]!, chain, anchor }
+  // The chain may end with the root itself, or with a certificate the root issued.
+  const path = anchor.fingerprint256 === last.fingerprint256 ? chain : [...chain, anchor]
+  return { trusted: true, leaf: chain[0]!, anchor, path }
 }
 
 /** The roots that may vouch for a credential of this scope: every root of the static file, and the imported ones trusted for it. */
@@ -153,7 +160,7 @@ function rootsFor(list: TrustList, scope: TrustScope | undefined): X509Certifica
     (anchor) =>
       scope !== undefined &&
       anchor.formats.includes(scope.format) &&
-      (anchor.docTypes === undefined || (scope.docType !== undefined && anchor.docTypes.includes(scope.docType))),
+      (anchor.docTypes === undefined || scope.docType === undefined || anchor.docTypes.includes(scope.docType)),
   )
   return [...list.roots, ...scoped.map((anchor) => anchor.certificate)]
 }

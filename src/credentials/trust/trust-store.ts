@@ -21,6 +21,8 @@ const MAX_AGE_MS = 60_000
  */
 export type TrustStore = {
   current(): Promise<TrustList>
+  /** The trust last read, without waiting: for checks made inside a verification (a status list's signer), which read it already. */
+  latest(): TrustList
   /** Forgets what was read, so the next verification reads again. */
   invalidate(): void
 }
@@ -36,6 +38,7 @@ export function createTrustStore(deps: StoreDeps, options: { file: string; produ
   let fileList = options.initial
   let fileStamp = stamp(options.file)
   let cached: { list: TrustList; readAt: number; generation: number } | undefined
+  let last: TrustList = options.initial
   let loading: Promise<TrustList> | undefined
   let generation = 0
 
@@ -57,6 +60,7 @@ export function createTrustStore(deps: StoreDeps, options: { file: string; produ
     readFileIfChanged()
     const anchors = await readImportedAnchors(deps.db, deps.clock.now(), deps.log)
     const list: TrustList = { ...fileList, anchors }
+    last = list
     // A notice that arrived while this read was under way may not be in it: keep it only if none did.
     if (started === generation) cached = { list, readAt: Date.now(), generation }
     return list
@@ -70,6 +74,7 @@ export function createTrustStore(deps: StoreDeps, options: { file: string; produ
       })
       return loading
     },
+    latest: () => last,
     invalidate() {
       generation++
       cached = undefined
