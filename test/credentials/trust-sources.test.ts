@@ -13,6 +13,8 @@ import { trustAnchors } from '../../src/db/schema.ts'
 import { createTestContext, type TestContext } from '../helpers.ts'
 import { offlineRevocation } from './status-fixtures.ts'
 import { createMdocPki, generateP256KeyPair, type KeyPair, type MdocPki } from './pki.ts'
+import { buildEtsiTrustedList, createListSigner, type ListSigner } from '../trust-lists/etsi-fixtures.ts'
+import { AGE_VERIFICATION_PROVIDER_SERVICE_TYPE, GRANTED_STATUS, PID_PROVIDER_SERVICE_TYPE } from '../../src/credentials/trust/etsi-trusted-list.ts'
 import { buildVical, createVicalSigner, iacaEntry, MDL_DOCTYPE, type VicalSigner } from '../trust-lists/vical-fixtures.ts'
 
 /**
@@ -31,6 +33,9 @@ let iaca: MdocPki
 let otherIaca: MdocPki
 let holder: KeyPair
 let staticRoot: MdocPki
+let listSigner: ListSigner
+/** Issuers named in the ETSI list: a PID provider, an age-verification provider, a withdrawn PID provider, a CA for signatures. */
+let listed: Record<'pid' | 'av' | 'withdrawn' | 'qes', MdocPki>
 let server: ReturnType<typeof Bun.serve>
 /** What the local "publisher" serves at /vical, changed by each test. */
 let published: Uint8Array = new Uint8Array()
@@ -105,11 +110,15 @@ beforeAll(async () => {
     createMdocPki({ from, signerUntil: new Date('2027-10-01T00:00:00Z'), name: 'Static' }),
     generateP256KeyPair(),
   ])
+  listSigner = await createListSigner({ from, until: new Date('2028-01-01T00:00:00Z') })
+  const issuers = await Promise.all(['pid', 'av', 'withdrawn', 'qes'].map((name) => createMdocPki({ from, signerUntil: new Date('2027-10-01T00:00:00Z'), name })))
+  listed = { pid: issuers[0]!, av: issuers[1]!, withdrawn: issuers[2]!, qes: issuers[3]! }
   server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response(Buffer.from(published), { headers: { 'content-type': 'application/cbor' } }) })
   context = await createTestContext({
     env: {
       CREDENTIAL_TRUST_LIST: file('static.pem', staticRoot.rootPem),
       CREDENTIAL_VICAL_SIGNER_FILE: file('vical-signer.pem', provider.rootPem),
+      CREDENTIAL_TRUSTED_LIST_SIGNER_FILE: file('tl-signer.pem', listSigner.certificate.toString()),
     },
   })
 })
@@ -210,6 +219,53 @@ describe('ofage trust refresh: a URL source read again', () => {
     await eventually((list) => (list.anchors ?? []).length === 1)
     expect(await verifyWith(otherIaca, MDL_DOCTYPE)).toEqual({ valid: false, failure: 'untrusted_issuer' })
     expect((await cli('trust', 'remove', id)).status).toBe(1)
+  })
+})
+
+describe('ofage trust import --etsi-tl', () => {
+  const WITHDRAWN = 'http://uri.etsi.org/TrstSvc/TrustedList/Svcstatus/withdrawn'
+  const QES_CA = 'http://uri.etsi.org/TrstSvc/Svctype/CA/QC'
+  const pem = (pki: MdocPki) => ({ base64: pki.rootPem.replace(/-----[^-]+-----|\s/g, '') })
+  const list = () =>
+    buildEtsiTrustedList({
+      signer: listSigner,
+      nextUpdate: new Date(context.clock.now().getTime() + 90 * DAY),
+      issuedAt: new Date(context.clock.now().getTime() - DAY),
+      services: [
+        { serviceType: PID_PROVIDER_SERVICE_TYPE, status: GRANTED_STATUS, name: 'PID provider', certificates: [pem(listed.pid)] },
+        { serviceType: AGE_VERIFICATION_PROVIDER_SERVICE_TYPE, status: GRANTED_STATUS, name: 'Age attestations', certificates: [pem(listed.av)] },
+        { serviceType: PID_PROVIDER_SERVICE_TYPE, status: WITHDRAWN, name: 'Former PID provider', certificates: [pem(listed.withdrawn)] },
+        { serviceType: QES_CA, status: GRANTED_STATUS, name: 'Signature CA', certificates: [pem(listed.qes)] },
+      ],
+    })
+
+  test('a signed trusted list puts its granted PID and age-verification providers in force, and nothing else it lists', async () => {
+    const { status, output } = await cli('trust', 'import', '--etsi-tl', file('eu.xml', await list()))
+    expect({ status, output: status === 0 ? '' : output }).toEqual({ status: 0, output: '' })
+    expect(output).toContain('2 roots from trusted list of EU')
+    await eventually((list) => (list.anchors ?? []).length === 3)
+    expect(await verifyWith(listed.pid, 'eu.europa.ec.av.1')).toEqual({ valid: true, ageOver: 18 })
+    expect(await verifyWith(listed.av, MDL_DOCTYPE)).toEqual({ valid: true, ageOver: 18 })
+    expect(await verifyWith(listed.withdrawn, 'eu.europa.ec.av.1')).toEqual({ valid: false, failure: 'untrusted_issuer' })
+    expect(await verifyWith(listed.qes, 'eu.europa.ec.av.1')).toEqual({ valid: false, failure: 'untrusted_issuer' })
+  })
+
+  test('a list whose withdrawn provider was turned back to granted is refused, and the trust in force is untouched', async () => {
+    const before = await listTrustSources(context.deps.db)
+    const tampered = (await list()).replace(WITHDRAWN, GRANTED_STATUS)
+    const { status, output } = await cli('trust', 'import', '--etsi-tl', file('eu.xml', tampered))
+    expect(status).toBe(1)
+    expect(output).toContain('its signature does not hold')
+    expect(await listTrustSources(context.deps.db)).toEqual(before)
+    expect(await verifyWith(listed.withdrawn, 'eu.europa.ec.av.1')).toEqual({ valid: false, failure: 'untrusted_issuer' })
+  })
+
+  test('an import without the list signer configured says which setting is missing', async () => {
+    const bare = { ...context.deps, config: { ...context.deps.config, trust: { ...context.deps.config.trust, trustedListSignerFile: undefined } } }
+    const out: string[] = []
+    const status = await runCommand({ deps: bare, close: async () => {} }, ['trust', 'import', '--etsi-tl', join(dir, 'eu.xml')], { out: (t) => out.push(t), err: (t) => out.push(t) })
+    expect(status).toBe(1)
+    expect(out.join('\n')).toContain('CREDENTIAL_TRUSTED_LIST_SIGNER_FILE is not set')
   })
 })
 
