@@ -32,6 +32,12 @@ export function createMetrics() {
       labelNames: ['outcome'] as const,
       registers: [registry],
     }),
+    revocationChecks: new Counter({
+      name: 'ofage_credential_revocation_checks_total',
+      help: "Revocation checks of digital IDs: kind (status_list, crl) and outcome (valid/good, invalid, suspended, revoked, or why the list could not be had: timeout, refused_address, untrusted_list, ...)",
+      labelNames: ['kind', 'outcome'] as const,
+      registers: [registry],
+    }),
     rateLimited: new Counter({
       name: 'ofage_rate_limited_total',
       help: 'Requests refused with 429 by an abuse limit, by where (api or page)',

@@ -59,9 +59,16 @@ export function credentialRoutes(deps: AppDeps, { openPage, openForm, offeredMet
 
   const plainAnswers = deps.config.credentials?.plainAnswers ?? false
   const crossDevice = { clientId: credentials.verifier.clientId, responseUri }
-  // Annex C readerAuth, with the operator's reader certificate (Apple Wallet answers only signed requests).
   // One per app, for its caches. Loopback (an operator's local mirror) only outside production.
-  const revocation = createRevocation({ trustList: () => credentials.trust.latest(), now: () => deps.clock.now(), fetch: { allowLoopback: !deps.config.production } })
+  const revocation = createRevocation({
+    trustList: () => credentials.trust.latest(),
+    now: () => deps.clock.now(),
+    fetch: { allowLoopback: !deps.config.production },
+    unreachable: deps.config.trust.revocationUnreachable,
+    onStatusOutcome: (outcome) => deps.metrics.revocationChecks.inc({ kind: 'status_list', outcome }),
+    onCrlOutcome: (outcome) => deps.metrics.revocationChecks.inc({ kind: 'crl', outcome }),
+  })
+  // Annex C readerAuth, with the operator's reader certificate (Apple Wallet answers only signed requests).
   const reader = credentials.readerAuth && { privateKey: credentials.readerAuth.privateKey, certificateChain: credentials.readerAuth.x5c.map((der) => Buffer.from(der, 'base64')) }
 
   async function verify(request: CredentialRequest, vpToken: unknown, binding: AnswerBinding): Promise<PresentationResult> {

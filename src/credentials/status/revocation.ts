@@ -19,10 +19,24 @@ export function createRevocation(options: {
   fetch: OutboundFetchOptions
   onStatusOutcome?: (outcome: StatusOutcome) => void
   onCrlOutcome?: (outcome: CrlOutcome) => void
+  /**
+   * CREDENTIAL_REVOCATION_UNREACHABLE: `accept` takes a list that cannot be had (unreachable, stale, badly signed)
+   * as saying nothing against the credential. The default, `refuse`, leaves it unavailable: refused, no attempt spent.
+   */
+  unreachable?: 'refuse' | 'accept'
 }): Revocation {
+  const status = createStatusChecker({ trustList: options.trustList, now: options.now, fetch: options.fetch, onOutcome: options.onStatusOutcome })
+  const certificates = createCrlChecker({ now: options.now, fetch: options.fetch, onOutcome: options.onCrlOutcome })
+  if (options.unreachable !== 'accept') return { status, certificates }
   return {
-    status: createStatusChecker({ trustList: options.trustList, now: options.now, fetch: options.fetch, onOutcome: options.onStatusOutcome }),
-    certificates: createCrlChecker({ now: options.now, fetch: options.fetch, onOutcome: options.onCrlOutcome }),
+    status: async (reference, form) => {
+      const verdict = await status(reference, form)
+      return verdict === 'unavailable' ? 'valid' : verdict
+    },
+    certificates: async (chain) => {
+      const verdict = await certificates(chain)
+      return verdict === 'unavailable' ? 'good' : verdict
+    },
   }
 }
 
