@@ -178,7 +178,7 @@ describe('README.md and docs/: command lines', () => {
         checked.push(argv[0]!)
       }
     }
-    expect(new Set(checked)).toEqual(new Set(['--version', 'migrate', 'clients', 'webhooks', 'users', 'audit', 'usage', 'keys', 'estimator']))
+    expect(new Set(checked)).toEqual(new Set(['--version', 'migrate', 'clients', 'webhooks', 'users', 'audit', 'usage', 'keys', 'estimator', 'trust']))
   })
 })
 
