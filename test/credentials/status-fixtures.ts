@@ -6,6 +6,7 @@ import { digest, ES256, generateSalt } from '@sd-jwt/crypto-nodejs'
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import { encode, Tag } from 'cbor2'
 import { importJWK, SignJWT, type JWK } from 'jose'
+import type { DevIssuer } from '../../src/credentials/dev/issuer.ts'
 import type { Revocation } from '../../src/credentials/status/revocation.ts'
 import { createCrlChecker } from '../../src/credentials/trust/crl.ts'
 
@@ -51,6 +52,14 @@ export async function signStatusListJwt(claims: ListClaims, key: JWK, header: Re
     status_list: { bits: claims.bits ?? 2, lst: Buffer.from(compressed(claims)).toString('base64url') },
   }
   return new SignJWT(payload).setProtectedHeader({ alg: 'ES256', typ: 'statuslist+jwt', ...header }).sign(await importJWK(key, 'ES256'))
+}
+
+/**
+ * A JWT Status List Token signed by a dev issuer's document signer, its certificate in `x5c` (the chain the
+ * verifier follows to the dev root in its trust list, as it does for the issuer's credentials).
+ */
+export function signDevStatusList(issuer: DevIssuer, claims: ListClaims): Promise<string> {
+  return signStatusListJwt(claims, issuer.signerKey, { x5c: [Buffer.from(derOf(issuer.signerCertificate)).toString('base64')] })
 }
 
 /**
@@ -101,8 +110,8 @@ export type StatusServer = {
   stop: () => void
 }
 
-/** A status list and CRL server on 127.0.0.1 (any free port); an unknown path is 404. */
-export function startStatusServer(routes: Record<string, StatusRoute | Uint8Array | string> = {}): StatusServer {
+/** A status list and CRL server on 127.0.0.1 (`port`, or any free one); an unknown path is 404. */
+export function startStatusServer(routes: Record<string, StatusRoute | Uint8Array | string> = {}, port = 0): StatusServer {
   const table = new Map<string, StatusRoute>()
   const hits = new Map<string, number>()
   const route = (path: string, answer: StatusRoute | Uint8Array | string) =>
@@ -110,7 +119,7 @@ export function startStatusServer(routes: Record<string, StatusRoute | Uint8Arra
   for (const [path, answer] of Object.entries(routes)) route(path, answer)
   const server = Bun.serve({
     hostname: '127.0.0.1',
-    port: 0,
+    port,
     idleTimeout: 30,
     fetch: (request) => {
       const path = new URL(request.url).pathname

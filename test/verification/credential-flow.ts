@@ -2,7 +2,7 @@ import { expect } from 'bun:test'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createDevIssuer, issueDevCredential, type DevCredentialFormat } from '../../src/credentials/dev/issuer.ts'
+import { createDevIssuer, issueDevCredential, type DevCredentialFormat, type DevStatusReference } from '../../src/credentials/dev/issuer.ts'
 import { createDevWallet, type DevWallet } from '../../src/credentials/dev/wallet.ts'
 import { createTestContext, json, REDIRECT_URI, type TestContext } from '../helpers.ts'
 import { testBrowser } from './browser.ts'
@@ -30,11 +30,12 @@ export async function openCredentialFlow(env: Record<string, string> = {}) {
     return ctx.handle(request)
   }) as typeof fetch
 
-  async function walletWith(format: DevCredentialFormat, age: number): Promise<DevWallet> {
-    const key = `${format}:${age}`
+  /** A wallet holding one credential of the flow's issuer; `status` names its status list entry (SD-JWT only). */
+  async function walletWith(format: DevCredentialFormat, age: number, options: { status?: DevStatusReference } = {}): Promise<DevWallet> {
+    const key = `${format}:${age}:${options.status ? `${options.status.idx}@${options.status.uri}` : ''}`
     if (!wallets[key]) {
       const wallet = await createDevWallet()
-      wallet.credentials.push(await issueDevCredential(issuer, { format, age, holderPublicKey: wallet.holder.publicKey, now: NOW }))
+      wallet.credentials.push(await issueDevCredential(issuer, { format, age, holderPublicKey: wallet.holder.publicKey, now: NOW, status: options.status }))
       wallets[key] = wallet
     }
     return wallets[key]!
@@ -54,7 +55,13 @@ export async function openCredentialFlow(env: Record<string, string> = {}) {
     const redeem = (id = request.request) => browser.post(action, { csrf: page.csrf!, request: id }, { accept: 'text/html' })
     /** Hands the page a Digital Credentials API answer, `{ protocol, data }`, as its script does. */
     const answerInPage = (credential: unknown) => browser.post(`${base}/dc-response`, { csrf: page.csrf!, request: request.request, response: JSON.stringify(credential) })
-    return { browser, page, action, base, request, status, redeem, answerInPage }
+    /** Opens another wallet request in the same session, as the page does when the visitor tries again. */
+    const startAnother = async () => {
+      const again = await browser.post(`${base}/start`, { csrf: page.csrf! })
+      expect(again.status).toBe(200)
+      return (await json(again)) as StartedRequest
+    }
+    return { browser, page, action, base, request, status, redeem, answerInPage, startAnother }
   }
 
   async function exchange(code: string) {

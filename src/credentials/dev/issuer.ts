@@ -22,6 +22,13 @@ export type DevCredential =
 
 export type DevCredentialFormat = 'sd-jwt' | 'av' | 'mdl'
 
+/**
+ * Where a credential's revocation status is kept: entry `idx` of the Token Status List at `uri`
+ * (draft-ietf-oauth-status-list §6.2). The list must be signed by a key the verifier trusts for this issuer,
+ * e.g. the dev issuer's signer with its certificate in `x5c`.
+ */
+export type DevStatusReference = { idx: number; uri: string }
+
 /** The age statements issued for a holder of `age`: the usual thresholds, true or false (ISO 18013-5 §7.2.5). */
 export const DEV_AGE_THRESHOLDS = [12, 13, 14, 16, 18, 21, 25, 65]
 
@@ -73,14 +80,19 @@ export async function createDevIssuer(now: Date): Promise<DevIssuer> {
   }
 }
 
-/** An age credential for a holder of `age`, bound to the holder's key, valid for a year from `now`. */
+/**
+ * An age credential for a holder of `age`, bound to the holder's key, valid for a year from `now`. With
+ * `status`, the SD-JWT names its status list entry as an EUDI PID does: `status: { status_list: { idx, uri } }`.
+ */
 export async function issueDevCredential(
   issuer: DevIssuer,
-  options: { format: DevCredentialFormat; age: number; holderPublicKey: JWK; now: Date },
+  options: { format: DevCredentialFormat; age: number; holderPublicKey: JWK; now: Date; status?: DevStatusReference },
 ): Promise<DevCredential> {
   const ages = Object.fromEntries(DEV_AGE_THRESHOLDS.map((threshold) => [String(threshold), options.age >= threshold]))
   const validUntil = new Date(options.now.getTime() + 365 * DAY_MS)
   if (options.format !== 'sd-jwt') {
+    // @auth0/mdl writes a fixed set of MSO fields; an mdoc silently issued without its status would test nothing.
+    if (options.status) throw new TypeError('the dev issuer writes a status reference into SD-JWT VCs only')
     const docType = options.format === 'av' ? 'eu.europa.ec.av.1' : 'org.iso.18013.5.1.mDL'
     const issued = await issueDevMdoc({ ...issuer, holderPublicKey: options.holderPublicKey, docType, ages, validFrom: options.now, validUntil })
     return { format: 'mso_mdoc', docType, credential: Buffer.from(issued).toString('base64url') }
@@ -101,6 +113,7 @@ export async function issueDevCredential(
       vct: 'urn:eudi:pid:1',
       cnf: { jwk: options.holderPublicKey },
       age_equal_or_over: ages,
+      ...(options.status && { status: { status_list: { idx: options.status.idx, uri: options.status.uri } } }),
     },
     { age_equal_or_over: { _sd: Object.keys(ages) } } as never,
     { header: { typ: 'dc+sd-jwt', x5c: [Buffer.from(new X509Certificate(issuer.signerCertificate).raw).toString('base64')] } },
