@@ -1,5 +1,5 @@
 import { lookup as dnsLookup } from 'node:dns/promises'
-import http, { type IncomingMessage } from 'node:http'
+import http, { type ClientRequest, type IncomingMessage } from 'node:http'
 import https from 'node:https'
 import type { LookupAddress } from 'node:dns'
 import { isIP } from 'node:net'
@@ -101,6 +101,8 @@ function getOnce(url: URL, options: OutboundFetchOptions & { accept: string }, d
   let refusedAddress = false
   return new Promise<Hop>((resolve) => {
     let settled = false
+    // Set first: the deadline covers the lookup, the connection, the headers and every byte of the body.
+    const timer = setTimeout(() => finish({ ok: false, failure: 'timeout' }), Math.max(0, deadline - Date.now()))
     const finish = (hop: Hop) => {
       if (settled) return
       settled = true
@@ -123,7 +125,7 @@ function getOnce(url: URL, options: OutboundFetchOptions & { accept: string }, d
       )
     }
     const client = url.protocol === 'https:' ? https : http
-    const request = client.request(
+    const request: ClientRequest = client.request(
       {
         protocol: url.protocol,
         host: bareHostname(url),
@@ -138,7 +140,6 @@ function getOnce(url: URL, options: OutboundFetchOptions & { accept: string }, d
       },
       (response) => readResponse(response, maxBytes, finish),
     )
-    const timer = setTimeout(() => finish({ ok: false, failure: 'timeout' }), Math.max(0, deadline - Date.now()))
     request.on('error', () => finish({ ok: false, failure: refusedAddress ? 'refused_address' : 'unreachable' }))
     request.end()
   })
