@@ -1,8 +1,8 @@
 import 'reflect-metadata'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import * as x509 from '@peculiar/x509'
-import { refuseAddress } from '../../src/credentials/status/address-policy.ts'
-import { fetchBounded, type OutboundFetchOptions } from '../../src/credentials/status/outbound-fetch.ts'
+import { refuseAddress } from '../../src/lib/address-policy.ts'
+import { fetchBounded, type OutboundFetchOptions } from '../../src/lib/outbound-fetch.ts'
 import { startStatusServer, type StatusServer } from './status-fixtures.ts'
 
 /**

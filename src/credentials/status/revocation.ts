@@ -1,6 +1,6 @@
 import { createCrlChecker, type CrlChecker, type CrlOutcome } from '../trust/crl.ts'
 import type { TrustList } from '../trust/trust-list.ts'
-import type { OutboundFetchOptions } from './outbound-fetch.ts'
+import type { OutboundFetchOptions } from '../../lib/outbound-fetch.ts'
 import { createStatusChecker, type StatusChecker, type StatusOutcome } from './status-check.ts'
 
 export type { CrlChecker, StatusChecker }

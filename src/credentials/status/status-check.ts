@@ -1,5 +1,5 @@
 import type { TrustList } from '../trust/trust-list.ts'
-import { fetchBounded, type FetchFailure, type OutboundFetchOptions } from './outbound-fetch.ts'
+import { fetchBounded, type FetchFailure, type OutboundFetchOptions } from '../../lib/outbound-fetch.ts'
 import { readStatusList, statusAt, type ListFailure, type ListForm, type StatusList } from './status-list.ts'
 
 /** A credential's `status.status_list` (draft-ietf-oauth-status-list §6.2, §6.3): where its status is kept. */

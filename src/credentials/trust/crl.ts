@@ -1,7 +1,7 @@
 import 'reflect-metadata'
 import type { X509Certificate as NodeCertificate } from 'node:crypto'
 import * as x509 from '@peculiar/x509'
-import { fetchBounded, type FetchFailure, type OutboundFetchOptions } from '../status/outbound-fetch.ts'
+import { fetchBounded, type FetchFailure, type OutboundFetchOptions } from '../../lib/outbound-fetch.ts'
 
 /**
  * Certificate revocation lists (RFC 5280 §5) for the certificates an issuer signs with: ISO 18013-5 Annex B

@@ -8,7 +8,7 @@ import { trustAnchors, trustSources, type TrustSourceKind } from '../../db/schem
 import { OAuthError } from '../../errors.ts'
 import type { Clock } from '../../lib/clock.ts'
 import type { Logger } from '../../lib/log.ts'
-import { fetchBounded } from '../status/outbound-fetch.ts'
+import { fetchBounded } from '../../lib/outbound-fetch.ts'
 import { readTrustSource, type ListSigners, type ReadSource } from './published-lists.ts'
 import { announceTrustChange } from './trust-store.ts'
 
