@@ -11,7 +11,7 @@ import { checkCertificateChain, type TrustList } from '../../src/credentials/tru
 import { listTrustSources } from '../../src/credentials/trust/trust-sources.ts'
 import { trustAnchors } from '../../src/db/schema.ts'
 import { createTestContext, type TestContext } from '../helpers.ts'
-import { offlineRevocation } from './status-fixtures.ts'
+import { derOf, offlineRevocation } from './status-fixtures.ts'
 import { createMdocPki, generateP256KeyPair, type KeyPair, type MdocPki } from './pki.ts'
 import { buildEtsiTrustedList, createListSigner, type ListSigner } from '../trust-lists/etsi-fixtures.ts'
 import { AGE_VERIFICATION_PROVIDER_SERVICE_TYPE, GRANTED_STATUS, PID_PROVIDER_SERVICE_TYPE } from '../../src/credentials/trust/etsi-trusted-list.ts'
@@ -139,7 +139,7 @@ describe('ofage trust import --vical', () => {
     expect(await verifyWith(iaca, MDL_DOCTYPE)).toEqual({ valid: true, ageOver: 18 })
     // The VICAL vouches for this IACA's mDLs only: not for another doc type, nor for an SD-JWT's chain.
     expect(await verifyWith(iaca, 'eu.europa.ec.av.1')).toEqual({ valid: false, failure: 'untrusted_issuer' })
-    const der = [Buffer.from(iaca.signerPem.replace(/-----[^-]+-----|\s/g, ''), 'base64'), Buffer.from(iaca.rootPem.replace(/-----[^-]+-----|\s/g, ''), 'base64')]
+    const der = [derOf(iaca.signerPem), derOf(iaca.rootPem)]
     expect(checkCertificateChain(await trust(), der, context.clock.now(), { format: 'sd-jwt' })).toEqual({ trusted: false, failure: 'untrusted' })
     // The static file's roots stay in force for every format.
     expect(await verifyWith(staticRoot, 'eu.europa.ec.av.1')).toEqual({ valid: true, ageOver: 18 })
@@ -208,7 +208,7 @@ describe('ofage trust refresh: a URL source read again', () => {
     expect((await cli('trust', 'refresh')).output).toContain(`${id}  refreshed`)
     const rows = await context.deps.db.select().from(trustAnchors).where(eq(trustAnchors.sourceId, id))
     expect(rows.map((row) => row.label)).toEqual(['UT'])
-    expect(rows.map((row) => row.fingerprint)).toEqual([new Bun.CryptoHasher('sha256').update(Buffer.from(otherIaca.rootPem.replace(/-----[^-]+-----|\s/g, ''), 'base64')).digest('hex')])
+    expect(rows.map((row) => row.fingerprint)).toEqual([new Bun.CryptoHasher('sha256').update(derOf(otherIaca.rootPem)).digest('hex')])
     expect((await listTrustSources(context.deps.db)).find((s) => s.id === id)?.lastError).toBeNull()
   })
 
@@ -225,7 +225,7 @@ describe('ofage trust refresh: a URL source read again', () => {
 describe('ofage trust import --etsi-tl', () => {
   const WITHDRAWN = 'http://uri.etsi.org/TrstSvc/TrustedList/Svcstatus/withdrawn'
   const QES_CA = 'http://uri.etsi.org/TrstSvc/Svctype/CA/QC'
-  const pem = (pki: MdocPki) => ({ base64: pki.rootPem.replace(/-----[^-]+-----|\s/g, '') })
+  const pem = (pki: MdocPki) => ({ base64: Buffer.from(derOf(pki.rootPem)).toString('base64') })
   const list = () =>
     buildEtsiTrustedList({
       signer: listSigner,

@@ -1,5 +1,6 @@
 import type { TrustList } from '../trust/trust-list.ts'
 import { fetchBounded, type FetchFailure, type OutboundFetchOptions } from '../../lib/outbound-fetch.ts'
+import { createExpiringCache, type Loaded } from '../../lib/expiring-cache.ts'
 import { readStatusList, statusAt, type ListFailure, type ListForm, type StatusList } from './status-list.ts'
 
 /** A credential's `status.status_list` (draft-ietf-oauth-status-list §6.2, §6.3): where its status is kept. */
@@ -48,8 +49,6 @@ const DEFAULT_MAX_BYTES = 2 * 1024 * 1024
 
 const MEDIA_TYPES: Record<ListForm, string> = { jwt: 'application/statuslist+jwt', cwt: 'application/statuslist+cwt' }
 
-type Entry = { list: StatusList; until: number }
-
 /**
  * A status checker: fetches (bounded, see `fetchBounded`), verifies and caches each Status List Token by
  * uri, and reads one credential's entry. The cache holds a list for its `ttl` (clamped to
@@ -57,12 +56,15 @@ type Entry = { list: StatusList; until: number }
  * not cached: the next presentation tries again (concurrent ones still share the attempt).
  */
 export function createStatusChecker(options: StatusCheckerOptions): StatusChecker {
-  const maxEntries = options.maxEntries ?? 256
-  const cache = new Map<string, Entry>()
-  const inFlight = new Map<string, Promise<Entry | StatusOutcome>>()
+  const cache = createExpiringCache<StatusList, StatusOutcome>({
+    now: () => options.now().getTime(),
+    maxEntries: options.maxEntries ?? 256,
+    maxBytes: MAX_CACHE_BYTES,
+    sizeOf: (list) => list.bytes.length,
+  })
   const report = (outcome: StatusOutcome) => options.onOutcome?.(outcome)
 
-  async function load(key: string, reference: StatusReference, form: ListForm): Promise<Entry | StatusOutcome> {
+  async function load(reference: StatusReference, form: ListForm): Promise<Loaded<StatusList, StatusOutcome>> {
     const fetched = await fetchBounded(reference.uri, { maxBytes: DEFAULT_MAX_BYTES, ...options.fetch, accept: MEDIA_TYPES[form] })
     if (!fetched.ok) return fetched.failure
     // The time of verification is after the fetch: a list that expired while it came is expired.
@@ -71,46 +73,16 @@ export function createStatusChecker(options: StatusCheckerOptions): StatusChecke
     if (!read.ok) return read.failure
     const seconds = Math.min(Math.max(read.list.ttl ?? DEFAULT_CACHE_S, MIN_CACHE_S), MAX_CACHE_S)
     const until = Math.min(now.getTime() + seconds * 1000, read.list.exp === undefined ? Infinity : read.list.exp * 1000)
-    const entry = { list: read.list, until }
-    remember(key, entry)
-    return entry
-  }
-
-  function remember(key: string, entry: Entry) {
-    cache.delete(key)
-    cache.set(key, entry)
-    let bytes = [...cache.values()].reduce((sum, { list }) => sum + list.bytes.length, 0)
-    for (const [oldest, { list }] of cache) {
-      if (cache.size <= maxEntries && bytes <= MAX_CACHE_BYTES) break
-      cache.delete(oldest)
-      bytes -= list.bytes.length
-    }
-  }
-
-  async function entryFor(reference: StatusReference, form: ListForm): Promise<Entry | StatusOutcome> {
-    const key = `${form} ${reference.uri}`
-    const cached = cache.get(key)
-    if (cached && options.now().getTime() < cached.until) {
-      // Used again: the last to be evicted.
-      cache.delete(key)
-      cache.set(key, cached)
-      return cached
-    }
-    cache.delete(key)
-    const pending = inFlight.get(key)
-    if (pending) return pending
-    const loading = load(key, reference, form).finally(() => inFlight.delete(key))
-    inFlight.set(key, loading)
-    return loading
+    return { value: read.list, until }
   }
 
   return async (reference, form) => {
-    const entry = await entryFor(reference, form)
-    if (typeof entry === 'string') {
-      report(entry)
+    const list = await cache.get(`${form} ${reference.uri}`, () => load(reference, form))
+    if (typeof list === 'string') {
+      report(list)
       return 'unavailable'
     }
-    const outcome = outcomeOf(statusAt(entry.list, reference.idx))
+    const outcome = outcomeOf(statusAt(list, reference.idx))
     report(outcome)
     return VERDICTS[outcome]
   }

@@ -1,6 +1,7 @@
 import 'reflect-metadata'
 import type { X509Certificate as NodeCertificate } from 'node:crypto'
 import * as x509 from '@peculiar/x509'
+import { createExpiringCache, type Loaded } from '../../lib/expiring-cache.ts'
 import { fetchBounded, type FetchFailure, type OutboundFetchOptions } from '../../lib/outbound-fetch.ts'
 
 /**
@@ -20,7 +21,7 @@ export type CrlCheckerOptions = {
   now: () => Date
   fetch: OutboundFetchOptions
   onOutcome?: (outcome: CrlOutcome) => void
-  /** CRLs kept at most (the oldest used goes first); 64 if not given. */
+  /** CRLs kept at most (the least recently used goes first); 64 if not given. */
   maxEntries?: number
 }
 
@@ -28,8 +29,6 @@ export type CrlCheckerOptions = {
 const MAX_CACHE_MS = 24 * 60 * 60 * 1000
 /** An IACA's CRL lists few certificates; a larger answer is not one. */
 const DEFAULT_MAX_BYTES = 1024 * 1024
-
-type Cached = { crl: x509.X509Crl; until: number }
 
 /**
  * A CRL checker. For each certificate below the anchor that names CRL distribution points (http or https
@@ -39,33 +38,18 @@ type Cached = { crl: x509.X509Crl; until: number }
  * its issuer publishes no revocation for it, and ISO 18013-5 leaves the CRL optional.
  */
 export function createCrlChecker(options: CrlCheckerOptions): CrlChecker {
-  const maxEntries = options.maxEntries ?? 64
-  const cache = new Map<string, Cached>()
-  const inFlight = new Map<string, Promise<x509.X509Crl | FetchFailure | 'malformed_crl'>>()
+  const cache = createExpiringCache<x509.X509Crl, FetchFailure | 'malformed_crl'>({ now: () => options.now().getTime(), maxEntries: options.maxEntries ?? 64 })
   const report = (outcome: CrlOutcome) => options.onOutcome?.(outcome)
 
-  async function crlAt(url: string): Promise<x509.X509Crl | FetchFailure | 'malformed_crl'> {
-    const cached = cache.get(url)
-    if (cached && options.now().getTime() < cached.until) return cached.crl
-    cache.delete(url)
-    const pending = inFlight.get(url)
-    if (pending) return pending
-    const loading = (async () => {
-      const fetched = await fetchBounded(url, { maxBytes: DEFAULT_MAX_BYTES, ...options.fetch, allowHttp: true, accept: 'application/pkix-crl' })
-      if (!fetched.ok) return fetched.failure
-      const crl = parseCrl(fetched.body)
-      if (!crl) return 'malformed_crl'
-      const until = Math.min(crl.nextUpdate?.getTime() ?? 0, options.now().getTime() + MAX_CACHE_MS)
-      cache.set(url, { crl, until })
-      for (const oldest of cache.keys()) {
-        if (cache.size <= maxEntries) break
-        cache.delete(oldest)
-      }
-      return crl
-    })().finally(() => inFlight.delete(url))
-    inFlight.set(url, loading)
-    return loading
+  async function load(url: string): Promise<Loaded<x509.X509Crl, FetchFailure | 'malformed_crl'>> {
+    const fetched = await fetchBounded(url, { maxBytes: DEFAULT_MAX_BYTES, ...options.fetch, allowHttp: true, accept: 'application/pkix-crl' })
+    if (!fetched.ok) return fetched.failure
+    const crl = parseCrl(fetched.body)
+    if (!crl) return 'malformed_crl'
+    return { value: crl, until: Math.min(crl.nextUpdate?.getTime() ?? 0, options.now().getTime() + MAX_CACHE_MS) }
   }
+
+  const crlAt = (url: string) => cache.get(url, () => load(url))
 
   /** The verdict on one certificate from its issuer's CRL, or why no CRL of its could be used. */
   async function checkOne(certificate: x509.X509Certificate, issuer: x509.X509Certificate): Promise<CrlOutcome | 'no_distribution_point'> {

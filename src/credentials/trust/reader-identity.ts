@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs'
 import type { CredentialConfig } from '../../config.ts'
 import { ConfigError } from '../../errors.ts'
 import { x509HashClientId } from '../../keys/verifier-key.ts'
+import { PEM_CERTIFICATE } from './trust-list.ts'
 
 /**
  * A certificate chain an operator obtained for this deployment (leaf first) and the private key of its
@@ -46,7 +47,6 @@ type IdentityFiles = Pick<CredentialConfig, 'readerKeyFile' | 'readerCertificate
  */
 const GOOGLE_RP_METADATA_EXTENSION = '1.3.6.1.4.1.11129.10.1'
 
-const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g
 
 /**
  * Reads and checks the operator's certificate files once, at start: a file that cannot be read, a key

@@ -1,5 +1,5 @@
 import type { Services } from '../../boot.ts'
-import { UsageError } from '../../lib/command-line.ts'
+import { formatFields, UsageError } from '../../lib/command-line.ts'
 import { OAuthError } from '../../errors.ts'
 import { importTrustSource, listTrustSources, refreshTrustSources, removeTrustSource, type TrustSourceSummary } from './trust-sources.ts'
 
@@ -22,7 +22,7 @@ export async function trustCommand(services: Services, sub: string | undefined, 
       if ((flags.vical === undefined) === (flags['etsi-tl'] === undefined)) throw new UsageError('trust import needs one of --vical FILE|URL or --etsi-tl FILE|URL')
       const source = flags.vical !== undefined ? { kind: 'vical' as const, location: flags.vical } : { kind: 'etsi-tl' as const, location: flags['etsi-tl']! }
       const imported = await importTrustSource(deps, source)
-      return { json: describe(imported), text: `Imported ${imported.id}: ${imported.anchors} roots from ${imported.publisher}, in force now.\n${lines(describe(imported))}` }
+      return { json: describe(imported), text: `Imported ${imported.id}: ${imported.anchors} roots from ${imported.publisher}, in force now.\n${formatFields(describe(imported))}` }
     }
     case 'list': {
       const json = (await listTrustSources(deps.db)).map(describe)
@@ -63,8 +63,3 @@ function describe(source: TrustSourceSummary) {
   }
 }
 
-function lines(record: Record<string, unknown>): string {
-  return Object.entries(record)
-    .map(([key, value]) => `${key}: ${String(value)}`)
-    .join('\n')
-}

@@ -29,7 +29,8 @@ export type ScopedAnchor = { certificate: X509Certificate; formats: readonly Cre
  */
 export type TrustScope = { format: CredentialFormat; docType?: string }
 
-const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g
+/** A PEM certificate block, wherever it stands in a file (global: for `match` and `replace`). */
+export const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g
 
 /**
  * The trust list of CREDENTIAL_TRUST_LIST, read once at start: a file that cannot be read or holds nothing

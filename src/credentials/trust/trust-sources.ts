@@ -10,6 +10,7 @@ import type { Clock } from '../../lib/clock.ts'
 import type { Logger } from '../../lib/log.ts'
 import { fetchBounded } from '../../lib/outbound-fetch.ts'
 import { readTrustSource, type ListSigners, type ReadSource } from './published-lists.ts'
+import { PEM_CERTIFICATE } from './trust-list.ts'
 import { announceTrustChange } from './trust-store.ts'
 
 type SourceDeps = { db: Database; clock: Clock; config: Config; log: Logger }
@@ -45,7 +46,8 @@ export async function importTrustSource(deps: SourceDeps, source: { kind: TrustS
   if (!read.ok) throw new TrustSourceError(`${location} was not imported: ${read.reason}. The trust in force is unchanged.`)
   const id = existing?.id ?? `${source.kind === 'vical' ? 'vical' : 'tl'}_${randomBytes(5).toString('hex')}`
   await putInForce(deps, { id, kind: source.kind, location, existing }, read.list)
-  return (await findTrustSource(deps.db, id))!
+  const [imported] = await listTrustSources(deps.db, id)
+  return imported!
 }
 
 /**
@@ -85,17 +87,14 @@ export async function refreshTrustSources(deps: SourceDeps, options: { all?: boo
   return results
 }
 
-/** Every imported source with the number of its roots, oldest import first. */
-export async function listTrustSources(db: Database): Promise<TrustSourceSummary[]> {
+/** Every imported source with the number of its roots, oldest import first; with `id`, that one only. */
+export async function listTrustSources(db: Database, id?: string): Promise<TrustSourceSummary[]> {
   const rows = await db
     .select({ source: trustSources, anchors: sql<number>`(select count(*)::int from ${trustAnchors} where ${trustAnchors.sourceId} = ${trustSources.id})` })
     .from(trustSources)
+    .where(id === undefined ? undefined : eq(trustSources.id, id))
     .orderBy(asc(trustSources.importedAt))
   return rows.map(({ source, anchors }) => ({ ...source, anchors: Number(anchors) }))
-}
-
-export async function findTrustSource(db: Database, id: string): Promise<TrustSourceSummary | undefined> {
-  return (await listTrustSources(db)).find((source) => source.id === id)
 }
 
 /** Removes a source and its roots, everywhere at once. */
@@ -195,7 +194,7 @@ async function readSigners(config: Config, kind: TrustSourceKind): Promise<ListS
   const text = await readFile(file, 'utf8').catch(() => {
     throw new Error(`${variable} (${file}) could not be read`)
   })
-  const certificates = (text.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []).map((pem) => new X509Certificate(pem))
+  const certificates = (text.match(PEM_CERTIFICATE) ?? []).map((pem) => new X509Certificate(pem))
   if (certificates.length === 0) throw new Error(`${variable} (${file}) holds no PEM certificate`)
   return certificates
 }
