@@ -25,11 +25,12 @@ Usage: ofage [command] [--json]
   clients create --name NAME --redirect-uri URI [--redirect-uri URI …]
                  [--min-age N] [--limit N] [--face-buffer N] [--home-url URL] [--sandbox]
                  [--require-pkce on|off] [--require-par on|off]
+                 [--methods face,credential,passkey,age_pass]   the ways it accepts (default all)
   clients list | show ID | suspend ID | activate ID
   clients rotate-secret ID [--overlap 0|90m|24h|7d]   the old secret keeps working this long (default 0)
   clients update ID [--name NAME] [--limit N|none] [--min-age N|none] [--face-buffer N|none]
                     [--home-url URL|none] [--add-redirect-uri URI] [--remove-redirect-uri URI]
-                    [--require-pkce on|off] [--require-par on|off]
+                    [--require-pkce on|off] [--require-par on|off] [--methods LIST]
   clients delete ID [--force]             with its audit rows, usage counters, webhooks, open codes
                                           and sessions, in one transaction; refused while it has
                                           verifications this month unless --force (suspend keeps them)
@@ -64,6 +65,7 @@ export const options = {
   'min-age': { type: 'string' },
   limit: { type: 'string' },
   'face-buffer': { type: 'string' },
+  methods: { type: 'string' },
   'home-url': { type: 'string' },
   sandbox: { type: 'boolean' },
   'require-pkce': { type: 'string' },

@@ -17,6 +17,7 @@ import m0012 from '../../drizzle/0012_dashboard_passkeys.sql' with { type: 'text
 import m0013 from '../../drizzle/0013_dashboard_passkey_origin.sql' with { type: 'text' }
 import m0014 from '../../drizzle/0014_credential_answer_keys.sql' with { type: 'text' }
 import m0015 from '../../drizzle/0015_trust_sources.sql' with { type: 'text' }
+import m0016 from '../../drizzle/0016_client_methods.sql' with { type: 'text' }
 
 export const migrationJournal = journal
 
@@ -38,4 +39,5 @@ export const migrationFiles: Record<string, string> = {
   '0013_dashboard_passkey_origin': m0013,
   '0014_credential_answer_keys': m0014,
   '0015_trust_sources': m0015,
+  '0016_client_methods': m0016,
 }

@@ -22,6 +22,13 @@ const instant = (name: string) => timestamp(name, { withTimezone: true, mode: 'd
 export const methodClasses = ['age_only', 'biometric'] as const
 export type MethodClass = (typeof methodClasses)[number]
 
+/**
+ * The ways a client may accept (issue 22): a fresh check by face or digital ID, and the re-verifications
+ * that stand for an earlier check (an age pass in this browser, a saved passkey).
+ */
+export const clientMethods = ['face', 'credential', 'passkey', 'age_pass'] as const
+export type ClientMethod = (typeof clientMethods)[number]
+
 export const verificationLevels = ['first_verification', 're_verification'] as const
 export type VerificationLevel = (typeof verificationLevels)[number]
 
@@ -47,6 +54,8 @@ export const clients = pgTable(
     sandbox: boolean('sandbox').notNull().default(false),
     /** Safety buffer in years for the face check; null uses the deployment's FACE_AGE_BUFFER. */
     faceBuffer: integer('face_buffer'),
+    /** The methods the client accepts; the page offers no other, and a re-verification counts only for these. */
+    methods: text('methods', { enum: clientMethods }).array().notNull().default(sql`array['face', 'credential', 'passkey', 'age_pass']::text[]`),
     /** Where the page's "Back to {site}" link leads; null: the origin of the request's redirect URI. */
     homeUrl: text('home_url'),
     /** Every authorization request of this client must carry a PKCE challenge (RFC 7636). */
@@ -57,6 +66,7 @@ export const clients = pgTable(
   },
   (t) => [
     check('clients_face_buffer_range', sql`${t.faceBuffer} is null or ${t.faceBuffer} between 0 and 30`),
+    check('clients_methods_known', sql`cardinality(${t.methods}) > 0 and ${t.methods} <@ array['face', 'credential', 'passkey', 'age_pass']::text[]`),
     check('clients_min_age_range', sql`${t.minAge} is null or ${t.minAge} between 1 and 99`),
     check('clients_limit_non_negative', sql`${t.verificationLimit} is null or ${t.verificationLimit} >= 0`),
   ],

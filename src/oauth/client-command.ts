@@ -23,6 +23,7 @@ export type ClientFlags = {
   'min-age'?: string | undefined
   limit?: string | undefined
   'face-buffer'?: string | undefined
+  methods?: string | undefined
   'home-url'?: string | undefined
   overlap?: string | undefined
   sandbox?: boolean | undefined
@@ -42,6 +43,7 @@ export async function clientsCommand(services: Services, sub: string | undefined
       minAge: readOptionalInt('--min-age', flags['min-age']),
       verificationLimit: readOptionalInt('--limit', flags.limit),
       faceBuffer: readOptionalInt('--face-buffer', flags['face-buffer']),
+      ...(flags.methods !== undefined && { methods: flags.methods.split(',') }),
       homeUrl: flags['home-url'],
       sandbox: flags.sandbox ?? false,
       requirePkce: readSwitch('--require-pkce', flags['require-pkce']),
@@ -84,6 +86,7 @@ export async function clientsCommand(services: Services, sub: string | undefined
           minAge: readOptionalInt('--min-age', flags['min-age'], true),
           verificationLimit: readOptionalInt('--limit', flags.limit, true),
           faceBuffer: readOptionalInt('--face-buffer', flags['face-buffer'], true),
+          ...(flags.methods !== undefined && { methods: flags.methods.split(',') }),
           homeUrl: flags['home-url'] === 'none' ? null : flags['home-url'],
           addRedirectUris: flags['add-redirect-uri'],
           removeRedirectUris: flags['remove-redirect-uri'],

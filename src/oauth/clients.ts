@@ -9,6 +9,8 @@ import { checkLimit as refuseIfLimited, recordHit, refuseAtLimit, windowHits } f
 import type { Clock } from '../lib/clock.ts'
 import type { ServerKeys } from '../keys/server-keys.ts'
 import { enqueueEvent } from '../webhooks/events.ts'
+import { lowestDefaultFaceBuffer } from '../verification/methods/face-policy.ts'
+import { readClientMethods, type ClientMethod } from './client-methods.ts'
 
 export type Client = typeof clients.$inferSelect
 
@@ -20,6 +22,8 @@ export type NewClient = {
   minAge?: number | null
   verificationLimit?: number | null
   faceBuffer?: number | null
+  /** The ways the client accepts (face, credential, passkey, age_pass); every way when not given. */
+  methods?: readonly string[]
   homeUrl?: string | null
   sandbox?: boolean
   /** PKCE (S256) on every authorization request of this client. */
@@ -41,6 +45,7 @@ export function describeClient(client: Client) {
     min_age: client.minAge,
     verification_limit: client.verificationLimit,
     face_buffer: client.faceBuffer,
+    methods: client.methods,
     home_url: client.homeUrl,
     sandbox: client.sandbox,
     require_pkce: client.requirePkce,
@@ -74,6 +79,7 @@ export async function createClient(deps: ClientDeps, input: NewClient): Promise<
   checkMinAge(input.minAge)
   checkLimit(input.verificationLimit)
   checkFaceBuffer(input.faceBuffer)
+  const methods = input.methods === undefined ? undefined : readClientMethods(input.methods)
   const homeUrl = readHomeUrl(input.homeUrl)
   if (homeUrl) refuseCleartextUrl('the home URL', new URL(homeUrl), sandbox)
   const secret = input.secret ?? randomToken(32)
@@ -88,6 +94,7 @@ export async function createClient(deps: ClientDeps, input: NewClient): Promise<
       minAge: input.minAge ?? null,
       verificationLimit: input.verificationLimit ?? null,
       faceBuffer: input.faceBuffer ?? null,
+      ...(methods && { methods }),
       homeUrl: homeUrl ?? null,
       sandbox,
       requirePkce: input.requirePkce ?? false,
@@ -129,6 +136,7 @@ export type ClientChanges = {
   minAge?: number | null
   verificationLimit?: number | null
   faceBuffer?: number | null
+  methods?: readonly string[]
   homeUrl?: string | null
   addRedirectUris?: string[]
   removeRedirectUris?: string[]
@@ -148,6 +156,7 @@ export async function updateClient(db: Database, clientId: string, changes: Clie
   checkMinAge(changes.minAge)
   checkLimit(changes.verificationLimit)
   checkFaceBuffer(changes.faceBuffer)
+  const methods: ClientMethod[] | undefined = changes.methods === undefined ? undefined : readClientMethods(changes.methods)
   const homeUrl = readHomeUrl(changes.homeUrl)
   return db.transaction(async (tx) => {
     const [client] = await tx.select().from(clients).where(eq(clients.id, clientId)).for('update')
@@ -171,6 +180,7 @@ export async function updateClient(db: Database, clientId: string, changes: Clie
         ...(changes.minAge !== undefined && { minAge: changes.minAge }),
         ...(changes.verificationLimit !== undefined && { verificationLimit: changes.verificationLimit }),
         ...(changes.faceBuffer !== undefined && { faceBuffer: changes.faceBuffer }),
+        ...(methods !== undefined && { methods }),
         ...(homeUrl !== undefined && { homeUrl }),
         ...(changes.requirePkce !== undefined && { requirePkce: changes.requirePkce }),
         ...(changes.requirePushedRequests !== undefined && { requirePushedRequests: changes.requirePushedRequests }),
@@ -350,8 +360,10 @@ function checkLimit(limit: number | null | undefined): void {
   }
 }
 
+/** A client's face buffer may only raise the measured default (src/verification/methods/face-policy.ts). */
 function checkFaceBuffer(buffer: number | null | undefined): void {
-  if (buffer != null && !(Number.isInteger(buffer) && buffer >= 0 && buffer <= 30)) {
-    throw new OAuthError('invalid_request', 'face_buffer must be a whole number of years from 0 to 30, or none')
+  const lowest = lowestDefaultFaceBuffer()
+  if (buffer != null && !(Number.isInteger(buffer) && buffer >= lowest && buffer <= 30)) {
+    throw new OAuthError('invalid_request', `face_buffer must be a whole number of years from ${lowest} (the measured default; a client may only raise it) to 30, or none`)
   }
 }

@@ -16,6 +16,8 @@ export type VerifyPageProps = {
   passAge?: number
   /** The pass is recent enough to stand behind a new passkey: the pass panel offers to save one. */
   canSavePasskey?: boolean
+  /** The client accepts passkeys: the page offers to use (and save) one. */
+  passkeys: boolean
   /** A failed check, or another message the visitor must see first. */
   alert?: string
   /** A quieter notice (a forgotten pass). */
@@ -81,7 +83,7 @@ export function VerifyPage(props: VerifyPageProps) {
               {t.forgetPass}
             </button>
           </form>
-          {props.canSavePasskey && <PasskeySave t={t} actions={passkeyActions} />}
+          {props.passkeys && props.canSavePasskey && <PasskeySave t={t} actions={passkeyActions} />}
         </section>
       )}
       {!props.locked && (
@@ -115,7 +117,7 @@ export function VerifyPage(props: VerifyPageProps) {
           )}
         </section>
       )}
-      {!props.locked && (
+      {!props.locked && props.passkeys && (
         <>
           <PasskeyUse t={t} actions={passkeyActions} />
           <script src="/assets/passkey.js" defer></script>

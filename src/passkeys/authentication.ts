@@ -61,10 +61,17 @@ export async function verifyPasskeyAssertion(
   return { verified: true, passkey: { ...passkey, signCount: counter }, personKey }
 }
 
-/** Whether a saved passkey may stand in for a check on this page: current, old enough, sandbox rule of age passes. */
-export function passkeyCovers(passkey: Passkey, request: { ageRequired: number; sandboxClient: boolean; now: Date }): PasskeyFailure | undefined {
+/**
+ * Whether a saved passkey may stand in for a check on this page: current, old enough, sandbox rule of age
+ * passes, and made by a way the client accepts (`accepts`, the client's methods).
+ */
+export function passkeyCovers(
+  passkey: Passkey,
+  request: { ageRequired: number; sandboxClient: boolean; now: Date; accepts: (methodClass: Passkey['methodClass']) => boolean },
+): PasskeyFailure | undefined {
   if (passkey.expiresAt.getTime() <= request.now.getTime()) return 'passkey_expired'
   if (passkey.sandbox && !request.sandboxClient) return 'sandbox_passkey'
+  if (!request.accepts(passkey.methodClass)) return 'method_not_accepted'
   if (passkey.ageOver < request.ageRequired) return 'age_not_covered'
   return undefined
 }

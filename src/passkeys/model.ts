@@ -50,6 +50,7 @@ export type AuthenticationResponse = Static<typeof AuthenticationResponseModel>
  * - `passkey_expired`: the check it stands for is older than the passkey lifetime;
  * - `age_not_covered`: it proves a lower age than this page asks for;
  * - `sandbox_passkey`: saved after a sandbox check, shown to a production site;
+ * - `method_not_accepted`: the site does not take passkeys, or not the way the passkey's own check was made;
  * - `no_age_pass` / `pass_too_old`: saving needs a recent check in this browser;
  * - `already_saved`: this credential is saved already.
  */
@@ -60,6 +61,7 @@ export type PasskeyFailure =
   | 'passkey_expired'
   | 'age_not_covered'
   | 'sandbox_passkey'
+  | 'method_not_accepted'
   | 'no_age_pass'
   | 'pass_too_old'
   | 'already_saved'

@@ -6,6 +6,7 @@ import { agePasses, type MethodClass } from '../db/schema.ts'
 import { epochSeconds, type Clock } from '../lib/clock.ts'
 import { randomToken } from '../lib/crypto.ts'
 import type { ServerKeys } from '../keys/server-keys.ts'
+import { acceptsReverification } from '../oauth/client-methods.ts'
 
 /** How long a browser may re-verify without a new check. */
 export const AGE_PASS_LIFETIME_MS = 30 * 24 * 60 * 60_000
@@ -103,9 +104,12 @@ export async function revokeAgePass(deps: PassDeps, id: string): Promise<void> {
   await deps.db.update(agePasses).set({ revokedAt: deps.clock.now() }).where(and(eq(agePasses.id, id), isNull(agePasses.revokedAt)))
 }
 
-/** Whether a pass lets this browser skip the check for a client and threshold. */
-export function passCovers(pass: AgePass | undefined, client: { sandbox: boolean }, ageRequired: number): pass is AgePass {
-  return pass !== undefined && pass.ageOver >= ageRequired && (client.sandbox || !pass.sandbox)
+/**
+ * Whether a pass lets this browser skip the check for a client and threshold: old enough, not a sandbox
+ * pass on a live client, and the client accepts age passes and the way the pass's own check was made.
+ */
+export function passCovers(pass: AgePass | undefined, client: { sandbox: boolean; methods: readonly string[] }, ageRequired: number): pass is AgePass {
+  return pass !== undefined && pass.ageOver >= ageRequired && (client.sandbox || !pass.sandbox) && acceptsReverification(client, 'age_pass', pass.methodClass)
 }
 
 export async function pruneExpiredPasses(db: Database, before: Date): Promise<number> {

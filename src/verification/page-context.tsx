@@ -10,6 +10,7 @@ import { pageHeaders, type ResponseSet } from '../web/headers.ts'
 import { requestLanguage } from '../web/language.ts'
 import { ownOrigins, refuseForeignPost } from '../web/origin.ts'
 import { VerifyPage } from '../pages/verify-page.tsx'
+import { acceptsMethod } from '../oauth/client-methods.ts'
 import { canSavePasskey } from '../passkeys/registration.ts'
 import { AGE_PASS_COOKIE, AGE_PASS_LIFETIME_MS, createAgePass, passCovers, readAgePass, type AgePass } from './age-pass.ts'
 import { callbackUrl } from './authorize.ts'
@@ -83,6 +84,7 @@ export function createPageContext(deps: AppDeps) {
         methods={offered}
         passAge={passCovers(pass, client, session.ageRequired) ? pass.ageOver : undefined}
         canSavePasskey={pass !== undefined && canSavePasskey({ provenAt: pass.createdAt }, deps.clock.now())}
+        passkeys={acceptsMethod(client, 'passkey')}
         alert={locked ? t.tooManyAttempts(client.name) : extra.alert}
         notice={extra.notice}
         locked={locked}

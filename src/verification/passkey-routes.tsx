@@ -3,6 +3,7 @@ import { Value } from '@sinclair/typebox/value'
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../deps.ts'
 import { OAuthError } from '../errors.ts'
+import { acceptsMethod, acceptsReverification } from '../oauth/client-methods.ts'
 import { readStrictBody } from '../lib/strict-request.ts'
 import { languages } from '../pages/i18n.ts'
 import { requestLanguage } from '../web/language.ts'
@@ -36,6 +37,7 @@ const failureStatus: Record<PasskeyFailure, number> = {
   passkey_expired: 200,
   age_not_covered: 200,
   sandbox_passkey: 200,
+  method_not_accepted: 200,
   no_age_pass: 403,
   pass_too_old: 403,
   already_saved: 200,
@@ -94,6 +96,9 @@ export function passkeyRoutes(deps: AppDeps, { openForm, complete, cookies }: Pa
       ? { status: 200, body: { outcome: 'refused', error: 'too_many_attempts', message: languages[page.lang].tooManyAttempts(page.client.name) } }
       : undefined
 
+  /** A client that does not take passkeys: its page shows none, and a script that asks anyway is told so. */
+  const notAccepted = (page: Page): Answer | undefined => (acceptsMethod(page.client, 'passkey') ? undefined : refusal(page, 'method_not_accepted'))
+
   /** The check this browser's age pass stands for, or undefined without a valid pass. */
   async function provenCheck(page: Page): Promise<ProvenCheck | undefined> {
     const pass = await readAgePass(deps, cookies.read(page.cookie, AGE_PASS_COOKIE))
@@ -111,7 +116,7 @@ export function passkeyRoutes(deps: AppDeps, { openForm, complete, cookies }: Pa
           const { page, body } = await openCeremony(context, OptionsBody)
           const sessionIdHash = page.session.idHash
           if (body.purpose !== 'register') {
-            const refused = body.purpose === 'verify' ? locked(page) : undefined
+            const refused = body.purpose === 'verify' ? (locked(page) ?? notAccepted(page)) : undefined
             if (refused) return refused
             return { body: { options: await createAuthenticationOptions(deps, { sessionIdHash, rp, purpose: { kind: body.purpose } }) } }
           }
@@ -141,12 +146,17 @@ export function passkeyRoutes(deps: AppDeps, { openForm, complete, cookies }: Pa
       (context) =>
         answerJson(context, async () => {
           const { page, body } = await openCeremony(context, AssertionBody)
-          const refused = locked(page)
+          const refused = locked(page) ?? notAccepted(page)
           if (refused) return refused
           const purpose = { kind: 'verify' } as const
           const result = await verifyPasskeyAssertion(deps, { sessionIdHash: page.session.idHash, rp, purpose, response: body.response })
           const failure = result.verified
-            ? passkeyCovers(result.passkey, { ageRequired: page.session.ageRequired, sandboxClient: page.client.sandbox, now: deps.clock.now() })
+            ? passkeyCovers(result.passkey, {
+                ageRequired: page.session.ageRequired,
+                sandboxClient: page.client.sandbox,
+                now: deps.clock.now(),
+                accepts: (methodClass) => acceptsReverification(page.client, 'passkey', methodClass),
+              })
             : result.failure
           deps.metrics.verifications.inc({ method: 'passkey', outcome: failure ? 'failed' : 'approved' })
           if (failure || !result.verified) {

@@ -28,9 +28,19 @@ export function defaultFaceBuffer(threshold: number): number {
   return 9
 }
 
-/** The buffer a check uses: the client's own, else the deployment's (FACE_AGE_BUFFER), else the measured default. */
+/**
+ * The buffer a check uses: the deployment's (FACE_AGE_BUFFER), else the measured default for the threshold,
+ * or the client's own where it is larger. A client may only raise the buffer: a site that lowered it would
+ * approve more minors under the service's name, and the token does not say how the age was checked.
+ */
 export function faceBufferFor(client: { faceBuffer?: number | null }, threshold: number, deploymentBuffer: number | undefined): number {
-  return client.faceBuffer ?? deploymentBuffer ?? defaultFaceBuffer(threshold)
+  const floor = deploymentBuffer ?? defaultFaceBuffer(threshold)
+  return Math.max(client.faceBuffer ?? floor, floor)
+}
+
+/** The smallest measured default over every threshold a client may ask (1–99): a client's buffer under it could never apply. */
+export function lowestDefaultFaceBuffer(): number {
+  return Math.min(...Array.from({ length: 99 }, (_, i) => defaultFaceBuffer(i + 1)))
 }
 
 export const DEFAULT_FACE_POLICY: FacePolicy = {

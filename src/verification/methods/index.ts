@@ -1,4 +1,5 @@
 import type { AppDeps } from '../../deps.ts'
+import { acceptsMethod } from '../../oauth/client-methods.ts'
 import type { Client } from '../../oauth/clients.ts'
 import { createCredentialMethod } from './credential.tsx'
 import { createFaceMethod } from './face.tsx'
@@ -17,6 +18,10 @@ export function createMethods(deps: Pick<AppDeps, 'config' | 'estimator' | 'cred
   ]
 }
 
+/**
+ * The methods a client's page offers: those that serve its kind (sandbox or live) and that it accepts
+ * (`clients update --methods`). The sandbox's simulated check is the only way of a sandbox client's page.
+ */
 export function methodsFor(methods: VerificationMethod[], client: Client): VerificationMethod[] {
-  return methods.filter((method) => method.availableFor(client))
+  return methods.filter((method) => method.availableFor(client) && (method.id === sandboxMethod.id || acceptsMethod(client, method.id)))
 }

@@ -1,0 +1,3 @@
+-- The ways each client accepts (issue 22); existing clients keep every way they had.
+ALTER TABLE "clients" ADD COLUMN "methods" text[] DEFAULT array['face', 'credential', 'passkey', 'age_pass']::text[] NOT NULL;--> statement-breakpoint
+ALTER TABLE "clients" ADD CONSTRAINT "clients_methods_known" CHECK (cardinality("clients"."methods") > 0 and "clients"."methods" <@ array['face', 'credential', 'passkey', 'age_pass']::text[]);
