@@ -38,7 +38,8 @@ export function challengeFor(poses: readonly ClipPose[], holdMs = 1100): Challen
 /**
  * The frames a visitor answering `poses` sends (frames of intel-female-headturn, as the page takes
  * them): two under each prompt, "look straight", each prompt, "look straight again", with those phases.
- * A "straight" between turns shows 0039 and 0049, which repeat 0020 and 0010 as pictures.
+ * A "straight" between turns shows 0039 and 0049, byte for byte 0020 and 0010: usable only where the
+ * bytes are scripted (the unit and in-process tests), never as real frames of one capture.
  */
 export function captureFor(poses: readonly Pose[]): { frame: string; phase: number; frontal: boolean }[] {
   const straight = (frames: string[], phase: number) => frames.map((frame) => ({ frame, phase, frontal: true }))
