@@ -357,6 +357,23 @@ describe('clients: rename, list, delete', () => {
     expect((await cli('clients', 'show', id, '--json')).json()).toMatchObject({ name: 'New name', verification_limit: null })
   }, 30_000)
 
+  test('create and update --methods choose the ways a client accepts; an empty or unknown list, or a buffer under the default, is refused', async () => {
+    const created = (await cli('clients', 'create', '--name', 'ID shop', '--redirect-uri', REDIRECT_URI, '--methods', 'credential,age_pass', '--json')).json()
+    expect(created.methods).toEqual(['credential', 'age_pass'])
+    expect((await cli('clients', 'show', created.client_id)).out).toContain('credential')
+    expect((await cli('clients', 'update', created.client_id, '--methods', 'age_pass, face', '--json')).json().methods).toEqual(['face', 'age_pass'])
+    for (const methods of ['', 'face,selfie']) {
+      const refused = await cli('clients', 'update', created.client_id, '--methods', methods)
+      expect(refused).toMatchObject({ status: 1, out: '' })
+      expect(refused.err).toContain('methods must')
+    }
+    const lowered = await cli('clients', 'update', created.client_id, '--face-buffer', '2')
+    expect(lowered.status).toBe(1)
+    expect(lowered.err).toContain('a client may only raise it')
+    expect((await cli('clients', 'show', created.client_id, '--json')).json()).toMatchObject({ methods: ['face', 'age_pass'], face_buffer: null })
+    expect((await cli('clients', 'create', '--name', 'Every way', '--redirect-uri', REDIRECT_URI, '--json')).json().methods).toEqual(['face', 'credential', 'passkey', 'age_pass'])
+  }, 30_000)
+
   test('list prints a header over aligned columns; --json is the clients as show prints them', async () => {
     const shop = (await cli('clients', 'create', '--name', 'A shop with a long name', '--redirect-uri', REDIRECT_URI, '--sandbox', '--limit', '12345', '--json')).json()
     await cli('clients', 'suspend', shop.client_id)

@@ -125,6 +125,11 @@ export type DashboardMessages = {
   /** A live client's http addresses from before https was required (oauth/clients.ts `cleartextAddresses`). */
   needsHttps: (addresses: string) => string
   saveSite: string
+  methodsHeading: string
+  methodsIntro: string
+  methodNames: Record<'face' | 'credential' | 'passkey' | 'age_pass', string>
+  methodHelp: Record<'face' | 'credential' | 'passkey' | 'age_pass', string>
+  saveMethods: string
   secretHeading: string
   secretIntro: string
   overlapActive: (until: string) => string
@@ -143,7 +148,7 @@ export type DashboardMessages = {
   codeCaption: string
   secretPlaceholder: string
   integrationMore: string
-  settingsNotices: Record<'redirect_uri_added' | 'redirect_uri_removed' | 'site_saved' | 'passkey_added' | 'passkey_removed', string>
+  settingsNotices: Record<'redirect_uri_added' | 'redirect_uri_removed' | 'site_saved' | 'methods_saved' | 'passkey_added' | 'passkey_removed', string>
   settingsProblems: {
     redirectUri: string
     redirectUriKnown: string
@@ -155,6 +160,7 @@ export type DashboardMessages = {
     overlap: string
     password: string
     demoSecret: string
+    methods: string
   }
 
   passkeysHeading: string
@@ -308,6 +314,16 @@ const en: DashboardMessages = {
   homeUrlHelp: (fallback) => `Where the page’s “Back to site” link leads. Empty: ${fallback}`,
   needsHttps: (addresses) => `These addresses use plain http, which a live site may no longer register: ${addresses}. They keep working; add the https address, then remove the http one.`,
   saveSite: 'Save',
+  methodsHeading: 'Ways to verify',
+  methodsIntro: 'The ways your visitors may prove their age. The page offers only these, and the token does not say which was used: this choice is what guarantees it to you. Rules for the riskiest services (the EU’s guidelines under the DSA) ask for verification, not estimation: then accept only the digital ID.',
+  methodNames: { face: 'Face check', credential: 'Digital ID', passkey: 'Passkey', age_pass: 'Age pass (this browser, 30 days)' },
+  methodHelp: {
+    face: 'Estimates the age from a live capture, with a safety buffer. Screening, not proof.',
+    credential: 'A wallet shows a signed “over 18” from an ID issuer (EU digital identity, mobile driving licence).',
+    passkey: 'A passkey saved after an earlier check; it counts only if you accept the way of that check.',
+    age_pass: 'A browser checked recently skips the check; it counts only if you accept the way of that check.',
+  },
+  saveMethods: 'Save ways',
   secretHeading: 'Client secret',
   secretIntro: 'The service keeps only a hash of your secret, so it cannot show it again. If it is lost or may have leaked, rotate it: you get a new one, shown once.',
   overlapActive: (until) => `The previous secret also works until ${until} (UTC).`,
@@ -326,7 +342,7 @@ const en: DashboardMessages = {
   codeCaption: 'age-check.ts',
   secretPlaceholder: 'your-client-secret',
   integrationMore: 'The same flow with curl, a standard OAuth library or Python, and every error explained: docs/integration.md and docs/errors.md in the ofage repository.',
-  settingsNotices: { redirect_uri_added: 'The redirect URI is added.', redirect_uri_removed: 'The redirect URI is removed.', site_saved: 'Your site settings are saved.', passkey_added: 'Your passkey is added: sign in with it next time.', passkey_removed: 'The passkey is removed.' },
+  settingsNotices: { redirect_uri_added: 'The redirect URI is added.', redirect_uri_removed: 'The redirect URI is removed.', site_saved: 'Your site settings are saved.', methods_saved: 'The ways to verify are saved.', passkey_added: 'Your passkey is added: sign in with it next time.', passkey_removed: 'The passkey is removed.' },
   settingsProblems: {
     redirectUri: 'This is not a redirect URI we can register: see the rules above.',
     redirectUriKnown: 'This redirect URI is registered already.',
@@ -338,6 +354,7 @@ const en: DashboardMessages = {
     overlap: 'Choose one of the listed times.',
     password: 'The password is not right. The secret was not rotated.',
     demoSecret: 'The demo client’s secret is derived by the server from its keys, so that /demo can always exchange its codes: it is not rotated here.',
+    methods: 'Tick at least one way.',
   },
 
   passkeysHeading: 'Your passkeys',
@@ -504,6 +521,16 @@ const de: DashboardMessages = {
   homeUrlHelp: (fallback) => `Wohin der Link „Zurück zur Website“ der Seite führt. Leer: ${fallback}`,
   needsHttps: (addresses) => `Diese Adressen verwenden unverschlüsseltes http, das eine Live-Website nicht mehr registrieren kann: ${addresses}. Sie funktionieren weiter; fügen Sie die https-Adresse hinzu und entfernen Sie dann die http-Adresse.`,
   saveSite: 'Speichern',
+  methodsHeading: 'Wege der Prüfung',
+  methodsIntro: 'Die Wege, auf denen Ihre Besucher ihr Alter nachweisen dürfen. Die Seite bietet nur diese an, und das Token sagt nicht, welcher genutzt wurde: Diese Wahl garantiert es Ihnen. Regeln für die riskantesten Dienste (die EU-Leitlinien zum DSA) verlangen eine Verifikation, keine Schätzung: Akzeptieren Sie dann nur den digitalen Ausweis.',
+  methodNames: { face: 'Prüfung mit dem Gesicht', credential: 'Digitaler Ausweis', passkey: 'Passkey', age_pass: 'Altersnachweis (dieser Browser, 30 Tage)' },
+  methodHelp: {
+    face: 'Schätzt das Alter aus einer Live-Aufnahme, mit Sicherheitspuffer. Eine Vorprüfung, kein Nachweis.',
+    credential: 'Eine Wallet zeigt ein signiertes „über 18“ eines Ausstellers (EU-Identitätswallet, mobiler Führerschein).',
+    passkey: 'Ein nach einer früheren Prüfung gespeicherter Passkey; er zählt nur, wenn Sie den Weg jener Prüfung akzeptieren.',
+    age_pass: 'Ein kürzlich geprüfter Browser überspringt die Prüfung; das zählt nur, wenn Sie den Weg jener Prüfung akzeptieren.',
+  },
+  saveMethods: 'Wege speichern',
   secretHeading: 'Client-Secret',
   secretIntro: 'Der Dienst speichert nur einen Hash Ihres Secrets und kann es daher nicht erneut anzeigen. Wenn es verloren ist oder bekannt geworden sein könnte, erneuern Sie es: Sie erhalten ein neues, das einmal angezeigt wird.',
   overlapActive: (until) => `Das vorherige Secret funktioniert noch bis ${until} (UTC).`,
@@ -522,7 +549,7 @@ const de: DashboardMessages = {
   codeCaption: 'age-check.ts',
   secretPlaceholder: 'ihr-client-secret',
   integrationMore: 'Derselbe Ablauf mit curl, einer Standard-OAuth-Bibliothek oder Python und jeder Fehler erklärt: docs/integration.md und docs/errors.md im ofage-Repository.',
-  settingsNotices: { redirect_uri_added: 'Die Redirect-URI ist hinzugefügt.', redirect_uri_removed: 'Die Redirect-URI ist entfernt.', site_saved: 'Ihre Website-Einstellungen sind gespeichert.', passkey_added: 'Ihr Passkey ist hinzugefügt: Melden Sie sich nächstes Mal damit an.', passkey_removed: 'Der Passkey ist entfernt.' },
+  settingsNotices: { redirect_uri_added: 'Die Redirect-URI ist hinzugefügt.', redirect_uri_removed: 'Die Redirect-URI ist entfernt.', site_saved: 'Ihre Website-Einstellungen sind gespeichert.', methods_saved: 'Die Wege der Prüfung sind gespeichert.', passkey_added: 'Ihr Passkey ist hinzugefügt: Melden Sie sich nächstes Mal damit an.', passkey_removed: 'Der Passkey ist entfernt.' },
   settingsProblems: {
     redirectUri: 'Diese Redirect-URI können wir nicht registrieren: Siehe die Regeln oben.',
     redirectUriKnown: 'Diese Redirect-URI ist bereits registriert.',
@@ -534,6 +561,7 @@ const de: DashboardMessages = {
     overlap: 'Wählen Sie eine der angebotenen Zeiten.',
     password: 'Das Passwort stimmt nicht. Das Secret wurde nicht erneuert.',
     demoSecret: 'Das Secret des Demo-Clients leitet der Server aus seinen Schlüsseln ab, damit /demo seine Codes immer einlösen kann: Es wird hier nicht erneuert.',
+    methods: 'Wählen Sie mindestens einen Weg.',
   },
 
   passkeysHeading: 'Ihre Passkeys',

@@ -1,4 +1,5 @@
 import { DEMO_CLIENT_ID } from '../demo/demo-client.ts'
+import { clientMethods } from '../oauth/client-methods.ts'
 import { cleartextAddresses, siteHomeUrl, type Client } from '../oauth/clients.ts'
 import { formatInstant } from './audit-page.tsx'
 import { dashboardLanguages } from './i18n.ts'
@@ -15,8 +16,8 @@ export const SECRET_OVERLAPS = ['0', '3600', '86400', '604800', '2592000'] as co
  */
 export const DEFAULT_SECRET_OVERLAP: (typeof SECRET_OVERLAPS)[number] = '86400'
 
-export type SettingsNotice = 'redirect_uri_added' | 'redirect_uri_removed' | 'site_saved' | 'passkey_added' | 'passkey_removed'
-export type SettingsSection = 'redirect' | 'site' | 'secret'
+export type SettingsNotice = 'redirect_uri_added' | 'redirect_uri_removed' | 'site_saved' | 'methods_saved' | 'passkey_added' | 'passkey_removed'
+export type SettingsSection = 'redirect' | 'site' | 'methods' | 'secret'
 /** A refused form: which section, what to say, and what the user typed (shown again). */
 export type SettingsProblem = { section: SettingsSection; message: string; values?: Record<string, string> }
 /** A secret just rotated: shown once, with when the previous one stops working (null: it already has). */
@@ -192,6 +193,34 @@ export function SettingsPage({ view, account, client, publicUrl, now, notice, pr
         <div class="actions">
           <button type="submit" safe>
             {t.saveSite}
+          </button>
+        </div>
+      </form>
+
+      <h2 id="methods-heading" safe>
+        {t.methodsHeading}
+      </h2>
+      <p safe>{t.methodsIntro}</p>
+      {failed('methods') && <Problem id="methods-problem" message={problem!.message} />}
+      <form method="post" action={action('methods')} class="stack settings-form">
+        <input type="hidden" name="csrf" value={account.csrf} />
+        <fieldset aria-labelledby="methods-heading">
+          {clientMethods.map((method) => (
+            <p>
+              <input id={`method_${method}`} name={`method_${method}`} type="checkbox" value="on" checked={client.methods.includes(method)} aria-describedby={`method_${method}-help`} />{' '}
+              <label for={`method_${method}`} safe>
+                {t.methodNames[method]}
+              </label>
+              <br />
+              <span id={`method_${method}-help`} class="small" safe>
+                {t.methodHelp[method]}
+              </span>
+            </p>
+          ))}
+        </fieldset>
+        <div class="actions">
+          <button type="submit" safe>
+            {t.saveMethods}
           </button>
         </div>
       </form>

@@ -2,6 +2,7 @@ import { Elysia, t } from 'elysia'
 import { DEMO_CLIENT_ID } from '../demo/demo-client.ts'
 import type { AppDeps } from '../deps.ts'
 import { OAuthError } from '../errors.ts'
+import { clientMethods } from '../oauth/client-methods.ts'
 import { findClient, MAX_REDIRECT_URIS, rotateClientSecret, updateClient, type Client, type ClientChanges } from '../oauth/clients.ts'
 import { peerAddress } from '../ratelimit/peer.ts'
 import type { Cookies } from '../web/cookies.ts'
@@ -22,10 +23,14 @@ const extra = { additionalProperties: t.String({ maxLength: 1024 }) }
 
 const SettingsQuery = t.Object({
   lang: t.Optional(t.String({ maxLength: 8 })),
-  notice: t.Optional(t.Union([t.Literal('redirect_uri_added'), t.Literal('redirect_uri_removed'), t.Literal('site_saved'), t.Literal('passkey_added'), t.Literal('passkey_removed')])),
+  notice: t.Optional(t.Union([t.Literal('redirect_uri_added'), t.Literal('redirect_uri_removed'), t.Literal('site_saved'), t.Literal('methods_saved'), t.Literal('passkey_added'), t.Literal('passkey_removed')])),
 })
 const RedirectUriForm = t.Object({ csrf: field(128), redirect_uri: field(2048) }, extra)
 const SiteForm = t.Object({ csrf: field(128), min_age: field(16), home_url: field(2048) }, extra)
+const MethodsForm = t.Object(
+  { csrf: field(128), ...Object.fromEntries(clientMethods.map((method) => [`method_${method}`, t.Optional(t.Literal('on'))])) },
+  extra,
+)
 const RotateForm = t.Object({ csrf: field(128), overlap: field(16), password: field(1024) }, extra)
 
 /**
@@ -110,6 +115,18 @@ export function settingsRoutes(deps: AppDeps, context: DashboardContext) {
         return change(set, view, session, { minAge, homeUrl }, 'site_saved', { section: 'site', message: problems.homeUrl, values })
       },
       { ...form, body: SiteForm, query: LangQuery, ...hidden },
+    )
+    .post(
+      '/dashboard/settings/methods',
+      async ({ query, body, request, cookie, set }) => {
+        const { view, session, problems } = await openForm(cookie, request, body.csrf, query.lang)
+        if (!session) return redirect(set, view, '/dashboard/sign-in')
+        const fields = body as Record<string, string | undefined>
+        const methods = clientMethods.filter((method) => fields[`method_${method}`] === 'on')
+        if (methods.length === 0) return render(set, view, session, { problem: { section: 'methods', message: problems.methods } })
+        return change(set, view, session, { methods }, 'methods_saved', { section: 'methods', message: problems.methods })
+      },
+      { ...form, body: MethodsForm, query: LangQuery, ...hidden },
     )
     .post(
       '/dashboard/settings/rotate-secret',

@@ -20,6 +20,8 @@ export type FaceMessages = {
   cameraNeeded: (site: string) => string
   /** The margin, said before the camera starts: the threshold, and the estimate a face must reach. */
   margin: (site: string, age: number, approvedAge: number) => string
+  /** Estimated over the threshold but under the cut-off: the check cannot place this face, and another try will not. */
+  cannotPlace: (age: number, approvedAge: number) => string
   busy: string
   unreadable: string
   /** The live challenge's prompts, shown one after another while the frames are taken. */
@@ -90,6 +92,9 @@ export type Messages = {
   chooseMethod: string
   noMethods: string
   noOtherMethods: string
+  /** After a way closed for this session: the other ways this site takes, by name (`ways`: names of `wayNames`). */
+  otherWays: (ways: string[]) => string
+  wayNames: { credential: string; passkey: string }
   sandboxNotice: string
   testAge: string
   testMethod: string
@@ -130,6 +135,8 @@ const en: Messages = {
   chooseMethod: 'How do you want to confirm your age?',
   noMethods: 'No way to confirm your age is available for this site yet. Please contact the site.',
   noOtherMethods: 'There is no other way to confirm your age here.',
+  otherWays: (ways) => `You can still use ${ways.length === 1 ? ways[0] : `${ways.slice(0, -1).join(', ')} or ${ways.at(-1)}`} here.`,
+  wayNames: { credential: 'a digital ID', passkey: 'a passkey you saved earlier' },
   sandboxNotice: 'Test mode: this site is in the sandbox. No real check takes place and no real person is verified.',
   testAge: 'Test age',
   testMethod: 'Test method',
@@ -164,6 +171,8 @@ const en: Messages = {
     checking: 'Checking your age… this takes a few seconds.',
     cameraUnavailable: 'The camera could not be started. You can take a selfie instead.',
     cameraNeeded: (site) => `The face check needs a camera. You can use another way, or go back to ${site}.`,
+    cannotPlace: (age, approvedAge) =>
+      `The face check cannot place you: your face looks ${age} or older, but we only approve faces we estimate at ${approvedAge} or more, and most people in their early twenties are estimated younger than that. Another try would give the same answer, so the face check is closed for this visit.`,
     margin: (site, age, approvedAge) =>
       `To pass, you need to look clearly older than ${age}: we approve only faces we estimate at ${approvedAge} or more, because age estimates can be off by years. If we cannot confirm it, you can use another way or go back to ${site}.`,
     busy: 'The age check is busy right now. Please try again in a moment.',
@@ -180,7 +189,7 @@ const en: Messages = {
       several_faces: () => 'We saw more than one face. Make sure only you are in the picture.',
       face_too_small: () => 'Your face is too far away. Move closer to the camera.',
       too_blurry: () => 'The picture is blurred. Hold still in good light.',
-      not_over_threshold: (age) => `The face check could not confirm that you are ${age} or older. This is not a judgement on you: estimates are uncertain, so we only approve faces that look clearly older. Please use another way, if the site offers one.`,
+      not_over_threshold: (age) => `The face check could not confirm that you are ${age} or older. This is not a judgement on you: estimates are uncertain, so we only approve faces that look clearly older. `,
       repeated_frames: () => 'These pictures were used before or repeat each other. Only a live camera can be used.',
       still: () => 'We saw no movement at all. Only a live camera can be used, not a photo.',
       face_changed: () => 'The face changed during the check. Only you should be in front of the camera.',
@@ -285,6 +294,8 @@ const de: Messages = {
   chooseMethod: 'Wie möchten Sie Ihr Alter bestätigen?',
   noMethods: 'Für diese Website ist noch keine Möglichkeit zur Altersbestätigung verfügbar. Bitte wenden Sie sich an die Website.',
   noOtherMethods: 'Hier gibt es keinen anderen Weg, Ihr Alter zu bestätigen.',
+  otherWays: (ways) => `Sie können hier noch ${ways.length === 1 ? ways[0] : `${ways.slice(0, -1).join(', ')} oder ${ways.at(-1)}`} verwenden.`,
+  wayNames: { credential: 'einen digitalen Ausweis', passkey: 'einen früher gespeicherten Passkey' },
   sandboxNotice: 'Testmodus: Diese Website ist in der Sandbox. Es findet keine echte Prüfung statt, und keine echte Person wird verifiziert.',
   testAge: 'Testalter',
   testMethod: 'Testmethode',
@@ -319,6 +330,8 @@ const de: Messages = {
     checking: 'Ihr Alter wird geprüft… das dauert einige Sekunden.',
     cameraUnavailable: 'Die Kamera konnte nicht gestartet werden. Sie können stattdessen ein Selfie aufnehmen.',
     cameraNeeded: (site) => `Die Prüfung mit dem Gesicht braucht eine Kamera. Sie können einen anderen Weg nutzen oder zu ${site} zurückkehren.`,
+    cannotPlace: (age, approvedAge) =>
+      `Die Prüfung mit dem Gesicht kann Sie nicht einordnen: Ihr Gesicht wirkt mindestens ${age} Jahre alt, aber wir bestätigen nur Gesichter, die wir auf ${approvedAge} Jahre oder älter schätzen, und die meisten Menschen Anfang zwanzig werden jünger geschätzt. Ein weiterer Versuch ergäbe dasselbe, daher ist die Prüfung mit dem Gesicht für diesen Besuch geschlossen.`,
     margin: (site, age, approvedAge) =>
       `Um die Prüfung zu bestehen, müssen Sie deutlich älter als ${age} aussehen: Wir bestätigen nur Gesichter, die wir auf ${approvedAge} Jahre oder älter schätzen, denn Altersschätzungen können um Jahre danebenliegen. Wenn wir es nicht bestätigen können, können Sie einen anderen Weg nutzen oder zu ${site} zurückkehren.`,
     busy: 'Die Altersprüfung ist gerade ausgelastet. Bitte versuchen Sie es gleich noch einmal.',
@@ -335,7 +348,7 @@ const de: Messages = {
       several_faces: () => 'Wir haben mehr als ein Gesicht gesehen. Achten Sie darauf, dass nur Sie im Bild sind.',
       face_too_small: () => 'Ihr Gesicht ist zu weit entfernt. Gehen Sie näher an die Kamera.',
       too_blurry: () => 'Das Bild ist unscharf. Halten Sie bei gutem Licht still.',
-      not_over_threshold: (age) => `Die Prüfung mit dem Gesicht konnte nicht bestätigen, dass Sie mindestens ${age} Jahre alt sind. Das ist kein Urteil über Sie: Schätzungen sind unsicher, daher bestätigen wir nur Gesichter, die deutlich älter aussehen. Bitte nutzen Sie einen anderen Weg, falls die Website einen anbietet.`,
+      not_over_threshold: (age) => `Die Prüfung mit dem Gesicht konnte nicht bestätigen, dass Sie mindestens ${age} Jahre alt sind. Das ist kein Urteil über Sie: Schätzungen sind unsicher, daher bestätigen wir nur Gesichter, die deutlich älter aussehen.`,
       repeated_frames: () => 'Diese Bilder wurden schon verwendet oder wiederholen sich. Nur eine Live-Kamera kann verwendet werden.',
       still: () => 'Wir haben keinerlei Bewegung gesehen. Nur eine Live-Kamera kann verwendet werden, kein Foto.',
       face_changed: () => 'Das Gesicht hat sich während der Prüfung geändert. Nur Sie sollten vor der Kamera sein.',

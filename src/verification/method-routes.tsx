@@ -8,6 +8,7 @@ import { withDeadline } from '../lib/deadline.ts'
 import { isMultipart, readStrictBody } from '../lib/strict-request.ts'
 import { takeHit } from '../ratelimit/limits.ts'
 import { peerAddress } from '../ratelimit/peer.ts'
+import { acceptsMethod } from '../oauth/client-methods.ts'
 import { siteHomeUrl } from '../oauth/clients.ts'
 import { languages } from '../pages/i18n.ts'
 import { closeMethod, consumeFaceChallenge, issueFaceChallenge } from './face-challenge.ts'
@@ -118,9 +119,19 @@ export function methodRoutes(deps: AppDeps, { openPost, checkPostToken, openForm
     if (verdict.closesMethod) await closeMethod(deps.db, page.session, method.id)
     const left = MAX_FAILED_ATTEMPTS - failed
     const session = { ...page.session, failedAttempts: failed, closedMethods: verdict.closesMethod ? [...page.session.closedMethods, method.id] : page.session.closedMethods }
-    // An answer the same face would get again says so, and points to the other ways, not to a retry.
-    const retry = left > 0 && !verdict.closesMethod ? `${t.tryAgain} ${t.attemptsLeft(left)}` : ''
-    return reply.refused(200, `${verdict.reason(t)} ${retry}`.trim(), session)
+    // An answer the same face would get again says so, and points to the other ways by name, not to a retry.
+    const next = verdict.closesMethod ? otherWays({ ...page, session }) : left > 0 ? `${t.tryAgain} ${t.attemptsLeft(left)}` : ''
+    return reply.refused(200, `${verdict.reason(t)} ${next}`.trim(), session)
+  }
+
+  /** The ways still open to this visitor on this page, in words: the other methods, and a passkey where the client takes one. */
+  function otherWays(page: Page): string {
+    const t = languages[page.lang]
+    const ways = [
+      ...offeredMethods(page).flatMap((method) => (method.id === 'credential' ? [t.wayNames.credential] : [])),
+      ...(acceptsMethod(page.client, 'passkey') ? [t.wayNames.passkey] : []),
+    ]
+    return ways.length > 0 ? t.otherWays(ways) : t.noOtherMethods
   }
 
   return new Elysia({ name: 'method-routes' })

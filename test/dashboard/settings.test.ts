@@ -221,6 +221,28 @@ describe('minimum age and home address', () => {
   })
 })
 
+describe('ways to verify', () => {
+  test('the boxes show the client’s ways; saving a choice changes what the page offers, and none ticked is refused', async () => {
+    const html = await settings(owner)
+    for (const method of ['face', 'credential', 'passkey', 'age_pass']) expect(html).toMatch(new RegExp(`id="method_${method}"[^>]*checked`))
+    const saved = await owner.post('/dashboard/settings/methods', { csrf: await sessionCsrf(owner), method_credential: 'on', method_age_pass: 'on' })
+    expect(saved.status).toBe(303)
+    expect(saved.headers.get('location')).toBe('/dashboard/settings?notice=methods_saved')
+    expect((await client(shop.id)).methods).toEqual(['credential', 'age_pass'])
+    const after = await settings(owner, '?notice=methods_saved')
+    expect(after).toContain('The ways to verify are saved.')
+    expect(after).not.toMatch(/id="method_face"[^>]*checked/)
+    const none = await owner.post('/dashboard/settings/methods', { csrf: await sessionCsrf(owner) })
+    expect(none.status).toBe(400)
+    expect(alertOf(await none.text())).toBe('Tick at least one way.')
+    expect((await client(shop.id)).methods).toEqual(['credential', 'age_pass'])
+    const forged = await owner.post('/dashboard/settings/methods', { csrf: 'wrong', method_face: 'on' })
+    expect(forged.status).toBe(403)
+    await owner.post('/dashboard/settings/methods', { csrf: await sessionCsrf(owner), method_face: 'on', method_credential: 'on', method_passkey: 'on', method_age_pass: 'on' })
+    expect((await client(shop.id)).methods).toEqual(['face', 'credential', 'passkey', 'age_pass'])
+  })
+})
+
 describe('rotating the secret', () => {
   test('asks for the password again: a wrong one rotates nothing and the secret keeps working', async () => {
     const response = await post(owner, 'rotate-secret', { overlap: '0', password: 'not my password at all' })

@@ -8,6 +8,7 @@ import { captureFor } from '../liveness/clips.ts'
 import { atAnotherMoment } from '../liveness/moments.ts'
 import recorded from '../liveness/fixtures/recorded-frames.json' with { type: 'json' }
 import { MAX_FRAMES } from '../../src/verification/methods/face.tsx'
+import { defaultFaceBuffer, lowestDefaultFaceBuffer } from '../../src/verification/methods/face-policy.ts'
 import { backLink, callback, readPage, testBrowser, type PageForms } from './browser.ts'
 
 /**
@@ -165,11 +166,11 @@ describe('the face method on the page', () => {
   })
 
   test("the margin uses the session's threshold and the client's own face buffer", async () => {
-    const careful = await ctx.createClient({ name: 'Bar', faceBuffer: 4 })
+    const careful = await ctx.createClient({ name: 'Bar', faceBuffer: 12 })
     const { page } = await testBrowser(ctx).open({ client_id: careful.id, age_required: '21' })
-    expect(page.html).toContain('look clearly older than 21: we approve only faces we estimate at 25 or more')
+    expect(page.html).toContain('look clearly older than 21: we approve only faces we estimate at 33 or more')
     const german = await testBrowser(ctx).open({ client_id: careful.id, age_required: '16', lang: 'de' })
-    expect(german.page.html).toContain('deutlich älter als 16 aussehen: Wir bestätigen nur Gesichter, die wir auf 20 Jahre oder älter schätzen')
+    expect(german.page.html).toContain('deutlich älter als 16 aussehen: Wir bestätigen nur Gesichter, die wir auf 28 Jahre oder älter schätzen')
   })
 
   test('a sandbox client is not offered the face check', async () => {
@@ -249,9 +250,9 @@ describe('POST /s/{id}/methods/face (live capture)', () => {
     expect(decodeJwt(token.access_token)).toMatchObject({ age_over: 18, verification_level: 'first_verification' })
     const audit = await ctx.deps.db.query.auditLogs.findFirst({ where: (row, { eq }) => eq(row.transactionId, token.transaction_id) })
     expect(audit).toMatchObject({ methodClass: 'biometric', method: 'face', ageBuffer: 8, ageOver: 18 })
-    // Two frames under each prompt: straight, each turn (two or three), straight again. The straight
+    // Two frames under each prompt: straight, each prompt (three or four), straight again. The straight
     // frames alternate the face and its mirror image; the turned ones need only the original view.
-    expect([8, 10]).toContain(estimator.frames.length)
+    expect([10, 12]).toContain(estimator.frames.length)
     const turned = Array(estimator.frames.length - 4).fill('original')
     expect(estimator.views).toEqual(['original', 'mirror', ...turned, 'original', 'mirror'])
   })
@@ -281,13 +282,16 @@ describe('POST /s/{id}/methods/face (live capture)', () => {
     expect(backLink(html)).toEqual({ href: 'https://shop.example/', text: 'Back to Wine shop' })
   })
 
-  test('a face the model cannot place clearly over the threshold is refused without "try again", and the face check closes for the session', async () => {
+  test('a face estimated over the threshold but under the cut-off is told the check cannot place it, and shown the other ways, after the first try', async () => {
     const { browser, page } = await openFacePage()
     const refused = await liveCheck(browser, page, 24, { json: true })
     const body = await refused.json()
     expect(body).toMatchObject({ outcome: 'refused', retry: false, home_url: 'https://shop.example/', back_label: 'Back to Wine shop' })
-    expect(body.message).toContain('could not confirm that you are 18 or older')
-    expect(body.message).toContain('another way')
+    expect(body.message).toContain('The face check cannot place you')
+    expect(body.message).toContain(`we only approve faces we estimate at ${18 + defaultFaceBuffer(18)} or more`)
+    // This deployment has no digital ID; the client takes passkeys.
+    expect(body.message).toContain('You can still use a passkey you saved earlier here.')
+    expect(body.message).not.toContain('digital ID')
     expect(body.message).not.toContain('Try again')
     const again = await (await browser.request(page.action('/methods/face').split('/methods/')[0]!)).text()
     expect(again).not.toContain('Check with your face')
@@ -400,14 +404,26 @@ describe('POST /s/{id}/methods/face (live capture)', () => {
     }
   })
 
-  test("a client's own buffer overrides the default", async () => {
-    await updateClient(ctx.deps.db, shop.id, { faceBuffer: 2 })
+  test("a client's own buffer raises the cut-off, and one under the default is refused", async () => {
+    const cutOff = 18 + defaultFaceBuffer(18)
+    await updateClient(ctx.deps.db, shop.id, { faceBuffer: defaultFaceBuffer(18) + 3 })
     try {
-      const { browser, page } = await openFacePage()
-      expect(callback(await liveCheck(browser, page, 21))).toBeDefined()
+      const first = await openFacePage()
+      expect(callback(await liveCheck(first.browser, first.page, cutOff + 1))).toBeUndefined()
+      const second = await openFacePage()
+      expect(callback(await liveCheck(second.browser, second.page, cutOff + 3))).toBeDefined()
     } finally {
       await updateClient(ctx.deps.db, shop.id, { faceBuffer: null })
     }
+    await expect(updateClient(ctx.deps.db, shop.id, { faceBuffer: lowestDefaultFaceBuffer() - 1 })).rejects.toThrow('a client may only raise it')
+  })
+
+  test('a face estimated under the threshold is refused plainly, without being told it may be over it', async () => {
+    const { browser, page } = await openFacePage()
+    const body = await (await liveCheck(browser, page, 15, { json: true })).json()
+    expect(body.message).toContain('could not confirm that you are 18 or older')
+    expect(body.message).not.toContain('cannot place')
+    expect(body.message).toContain('You can still use a passkey you saved earlier here.')
   })
 
   test('busy: 503 with Retry-After, the reason on the page, no attempt counted', async () => {
@@ -473,7 +489,7 @@ describe('POST /s/{id}/methods/face with FACE_UPLOAD=on (a still photo, document
     const { browser, page } = await open()
     const failed = await postFrames(browser, page.action('/methods/face'), page.csrf!, ['face:25'])
     const html = await failed.text()
-    expect(html).toContain('could not confirm that you are 18 or older')
+    expect(html).toContain('The face check cannot place you')
     expect(html).not.toContain('Check with your face')
     expect(backLink(html)?.href).toBe('https://shop.example/')
   })

@@ -80,7 +80,10 @@ describe('the default buffer per threshold (measured on the dev set, docs/accura
   })
 
   test("a client's own buffer beats the deployment's, which beats the default", () => {
-    expect(faceBufferFor({ faceBuffer: 3 }, 18, 10)).toBe(3)
+    // A client may only raise the buffer: its own under the deployment's or the measured default does not apply.
+    expect(faceBufferFor({ faceBuffer: 3 }, 18, 10)).toBe(10)
+    expect(faceBufferFor({ faceBuffer: 12 }, 18, 10)).toBe(12)
+    expect(faceBufferFor({ faceBuffer: 1 }, 18, undefined)).toBe(defaultFaceBuffer(18))
     expect(faceBufferFor({ faceBuffer: null }, 18, 10)).toBe(10)
     expect(faceBufferFor({ faceBuffer: null }, 18, undefined)).toBe(defaultFaceBuffer(18))
     expect(faceBufferFor({}, 21, undefined)).toBe(defaultFaceBuffer(21))

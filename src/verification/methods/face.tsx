@@ -164,6 +164,11 @@ export function createFaceMethod(options: {
       // A re-verification relies on what was asked and confirmed, never on a number read off a face.
       if (decision.approved) return { approved: true, methodClass: 'biometric', provenAge: ageRequired, ageBuffer: buffer }
       const failure = decision.failure
+      // Estimated over the threshold but under the cut-off (most young adults): the check cannot place this
+      // face, and says so rather than leave them to wonder whether another try would do.
+      if (failure === 'not_over_threshold' && decision.medianAge !== undefined && decision.medianAge >= ageRequired) {
+        return { approved: false, reason: (t) => t.face.cannotPlace(ageRequired, ageRequired + buffer), closesMethod: true }
+      }
       return { approved: false, reason: (t) => t.face.failures[failure](ageRequired), closesMethod: failure === 'not_over_threshold' }
     },
   }
