@@ -89,15 +89,13 @@ describe('fitRigid reads the pose of a solid head from the mesh', () => {
             reachedTurn++
             expect(fit.rigidResidual).toBeGreaterThan(policy.maxRigidPerTurn * Math.abs(turn))
           }
-          if (Math.abs(fit.pitch) >= policy.minPitch) {
-            reachedTurn++
-            expect(fit.rigidResidual).toBeGreaterThan(policy.maxRigidPerDegree * Math.abs(fit.pitch))
-          }
+          // Up and down are read less surely (some vertical warps fit a nod: docs/decisions.md); every
+          // challenge therefore also asks for a left or right turn, which no warp passes.
         }
       }
     }
     // The attack is strong enough to fool a check that reads angles alone.
-    expect(reachedTurn).toBeGreaterThanOrEqual(10)
+    expect(reachedTurn).toBeGreaterThanOrEqual(5)
   })
 })
 
@@ -114,10 +112,10 @@ describe('checkLiveness', () => {
     expect(checkLiveness(answer, challengeFor(['left', 'right', 'left']))).toMatchObject({ live: false, failure: 'wrong_turn' })
   })
 
-  test('blind replay of a recording with a different challenge is refused: it answers 1 of the 256 sequences', () => {
+  test('blind replay of a recording with a different challenge is refused: it answers 1 of the 240 sequences', () => {
     const passing = CHALLENGE_SEQUENCES.filter((poses) => checkLiveness(genuine(), { poses: [...poses], holdMs: [] }).live)
     expect(passing).toEqual([['left', 'right', 'left']])
-    expect(CHALLENGE_SEQUENCES.length).toBe(256)
+    expect(CHALLENGE_SEQUENCES.length).toBe(240)
   })
 
   test('a turn made before its prompt was shown fails: a recording does not wait for the page', () => {
@@ -150,7 +148,8 @@ describe('checkLiveness', () => {
         const attack = capture([[still, still], warps(first).slice(0, 2), warps(second).slice(0, 2), warps(first).slice(2, 4), [still, still]])
         const result = checkLiveness(attack, challengeFor([first, second, first] as never))
         expect(result.live).toBe(false)
-        if (!result.live) expect(result.failure === 'face_changed' || (result.failure === 'no_turn' && result.cause === 'not_rigid')).toBe(true)
+        // Refused because no solid head explains a warp, or a warp does not read as the pose at all.
+        if (!result.live) expect(['face_changed', 'wrong_turn', 'no_turn']).toContain(result.failure)
       })
     }
   }
@@ -201,13 +200,15 @@ describe('checkLiveness', () => {
 })
 
 describe('the challenge', () => {
-  test('sequences: three or four prompts of five poses, none twice in a row, opening and closing on a turn; 256 in all', () => {
+  test('sequences: three or four prompts of five poses, none twice in a row, opening and closing on a turn, one at least left or right; 240 in all', () => {
     const seen = new Set(CHALLENGE_SEQUENCES.map((poses) => poses.join(',')))
     expect(seen.size).toBe(CHALLENGE_SEQUENCES.length)
-    // Counted by hand: 4 first turns × (1 straight × 4 + 3 turns × 3) = 52 of three; 204 of four.
-    expect(CHALLENGE_SEQUENCES.filter((poses) => poses.length === 3).length).toBe(52)
-    expect(CHALLENGE_SEQUENCES.filter((poses) => poses.length === 4).length).toBe(204)
+    // Counted by hand: 4 first turns × (1 straight × 4 + 3 turns × 3) = 52 of three, 204 of four; less
+    // those with no left or right (only up, down, straight): 2 × 3 = 6 of three, 10 of four.
+    expect(CHALLENGE_SEQUENCES.filter((poses) => poses.length === 3).length).toBe(52 - 6)
+    expect(CHALLENGE_SEQUENCES.filter((poses) => poses.length === 4).length).toBe(204 - 10)
     for (const poses of CHALLENGE_SEQUENCES) {
+      expect(poses.some((pose) => pose === 'left' || pose === 'right')).toBe(true)
       expect(poses.every((pose, k) => k === 0 || pose !== poses[k - 1])).toBe(true)
       expect(poses.filter((pose) => pose !== 'straight').length).toBeGreaterThanOrEqual(2)
       expect(poses[0]).not.toBe('straight')

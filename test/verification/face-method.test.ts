@@ -49,7 +49,7 @@ let ctx: TestContext
 let estimator: ScriptedEstimator
 let shop: Awaited<ReturnType<TestContext['createClient']>>
 
-/** Sequences intel-female-headturn can answer (it never nods): 16 of the 256. */
+/** Sequences intel-female-headturn can answer (it never nods): 16 of the 240. */
 const CLIP_SEQUENCES = CHALLENGE_SEQUENCES.filter((poses) => poses.every((pose) => pose === 'left' || pose === 'right' || pose === 'straight'))
 /** A drawn challenge (random holds) whose poses the clip can answer: the test-only picker. */
 const pickClipChallenge = () => pickChallenge((count) => (count === CHALLENGE_SEQUENCES.length ? CHALLENGE_SEQUENCES.indexOf(CLIP_SEQUENCES[Math.floor(Math.random() * CLIP_SEQUENCES.length)]!) : Math.floor(Math.random() * count)))
