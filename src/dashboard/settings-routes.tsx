@@ -58,7 +58,7 @@ export function settingsRoutes(deps: AppDeps, context: DashboardContext) {
   /** Applies a change to the session's client and answers with a notice; a value the client refuses is a 400 page. */
   async function change(set: ResponseSet, view: View, session: SignedIn, changes: ClientChanges, notice: SettingsNotice, problem: SettingsProblem) {
     try {
-      await updateClient(deps.db, session.client.id, changes)
+      await updateClient(deps.db, session.client.id, changes, { deploymentFaceBuffer: deps.config.face.buffer })
     } catch (error) {
       if (error instanceof OAuthError && error.code === 'invalid_request') return render(set, view, session, { problem })
       throw error

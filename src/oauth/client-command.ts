@@ -37,7 +37,7 @@ export async function clientsCommand(services: Services, sub: string | undefined
   const { deps } = services
   if (sub === 'create') {
     if (!flags.name) throw new UsageError('clients create needs --name NAME')
-    const { client, secret } = await createClient(deps, {
+    const { client, secret } = await createClient({ ...deps, deploymentFaceBuffer: deps.config.face.buffer }, {
       name: flags.name,
       redirectUris: flags['redirect-uri'] ?? [],
       minAge: readOptionalInt('--min-age', flags['min-age']),
@@ -121,7 +121,7 @@ export async function requireClient(services: Services, id: string): Promise<Cli
 }
 
 async function requireUpdate(services: Services, id: string, changes: ClientChanges): Promise<Client> {
-  const client = await updateClient(services.deps.db, id, changes)
+  const client = await updateClient(services.deps.db, id, changes, { deploymentFaceBuffer: services.deps.config.face.buffer })
   if (!client) throw new OAuthError('invalid_request', `no client ${id}`)
   return client
 }

@@ -9,12 +9,15 @@ import { checkLimit as refuseIfLimited, recordHit, refuseAtLimit, windowHits } f
 import type { Clock } from '../lib/clock.ts'
 import type { ServerKeys } from '../keys/server-keys.ts'
 import { enqueueEvent } from '../webhooks/events.ts'
-import { lowestDefaultFaceBuffer } from '../verification/methods/face-policy.ts'
+import { minimumClientFaceBuffer } from '../verification/methods/face-policy.ts'
 import { readClientMethods, type ClientMethod } from './client-methods.ts'
 
 export type Client = typeof clients.$inferSelect
 
 export type ClientDeps = { db: Database; keys: ServerKeys; clock: Clock }
+
+/** The deployment's settings a client's own are checked against: FACE_AGE_BUFFER, which a client's buffer may not undercut. */
+export type ClientRules = { deploymentFaceBuffer?: number | undefined }
 
 export type NewClient = {
   name: string
@@ -69,7 +72,7 @@ export function cleartextAddresses(client: Pick<Client, 'sandbox' | 'redirectUri
 }
 
 /** Creates a client and returns it with its secret, which is shown this once and stored only hashed. */
-export async function createClient(deps: ClientDeps, input: NewClient): Promise<{ client: Client; secret: string }> {
+export async function createClient(deps: ClientDeps & ClientRules, input: NewClient): Promise<{ client: Client; secret: string }> {
   const name = input.name.trim()
   if (!name) throw new OAuthError('invalid_request', 'name must not be empty')
   if (input.redirectUris.length === 0) throw new OAuthError('invalid_request', 'at least one redirect URI is required')
@@ -79,6 +82,7 @@ export async function createClient(deps: ClientDeps, input: NewClient): Promise<
   checkMinAge(input.minAge)
   checkLimit(input.verificationLimit)
   checkFaceBuffer(input.faceBuffer)
+  checkFaceBufferFloor(input.faceBuffer ?? null, input.minAge ?? null, deps.deploymentFaceBuffer)
   const methods = input.methods === undefined ? undefined : readClientMethods(input.methods)
   const homeUrl = readHomeUrl(input.homeUrl)
   if (homeUrl) refuseCleartextUrl('the home URL', new URL(homeUrl), sandbox)
@@ -148,7 +152,7 @@ export type ClientChanges = {
  * Applies changes to a client; returns undefined when no such client exists. The row is locked while the
  * redirect URIs are worked out from it, so two edits at once (two dashboard users) never lose one.
  */
-export async function updateClient(db: Database, clientId: string, changes: ClientChanges): Promise<Client | undefined> {
+export async function updateClient(db: Database, clientId: string, changes: ClientChanges, rules: ClientRules = {}): Promise<Client | undefined> {
   if (!isClientIdShape(clientId)) return undefined
   const name = changes.name?.trim()
   if (name === '') throw new OAuthError('invalid_request', 'name must not be empty')
@@ -161,6 +165,11 @@ export async function updateClient(db: Database, clientId: string, changes: Clie
   return db.transaction(async (tx) => {
     const [client] = await tx.select().from(clients).where(eq(clients.id, clientId)).for('update')
     if (!client) return undefined
+    // Checked on the row as it will be: a lower minimum age lets the client ask for thresholds that need more.
+    if (changes.faceBuffer !== undefined || changes.minAge !== undefined) {
+      const buffer = changes.faceBuffer === undefined ? client.faceBuffer : changes.faceBuffer
+      checkFaceBufferFloor(buffer, changes.minAge === undefined ? client.minAge : changes.minAge, rules.deploymentFaceBuffer)
+    }
     // Only what is new must be https: an http address registered before the rule keeps working (it is
     // listed as needing https), and re-saving it unchanged with another setting is not refused.
     for (const uri of changes.addRedirectUris ?? []) {
@@ -360,10 +369,23 @@ function checkLimit(limit: number | null | undefined): void {
   }
 }
 
-/** A client's face buffer may only raise the measured default (src/verification/methods/face-policy.ts). */
 function checkFaceBuffer(buffer: number | null | undefined): void {
-  const lowest = lowestDefaultFaceBuffer()
-  if (buffer != null && !(Number.isInteger(buffer) && buffer >= lowest && buffer <= 30)) {
-    throw new OAuthError('invalid_request', `face_buffer must be a whole number of years from ${lowest} (the measured default; a client may only raise it) to 30, or none`)
+  if (buffer != null && !(Number.isInteger(buffer) && buffer >= 0 && buffer <= 30)) {
+    throw new OAuthError('invalid_request', 'face_buffer must be a whole number of years from 0 to 30, or none')
   }
+}
+
+/**
+ * A client's face buffer may only raise the default (face-policy.ts `minimumClientFaceBuffer`): for every
+ * threshold it may ask for, from its minimum age, and never under the deployment's FACE_AGE_BUFFER.
+ */
+function checkFaceBufferFloor(buffer: number | null, minAge: number | null, deploymentBuffer: number | undefined): void {
+  if (buffer === null) return
+  const least = minimumClientFaceBuffer(minAge, deploymentBuffer)
+  if (buffer >= least.years) return
+  const range = minAge === null ? 'without a minimum age it may ask for any age from 1 (set min_age to narrow that)' : `its minimum age is ${minAge}`
+  throw new OAuthError(
+    'invalid_request',
+    `face_buffer ${buffer} is under the default of ${least.years} years for age ${least.threshold}, which this client may ask for (${range}): a client may only raise it`,
+  )
 }

@@ -93,7 +93,8 @@ export function VerifyPage(props: VerifyPageProps) {
           </h2>
           {props.methods.length === 0 ? (
             <>
-              <p safe>{props.methodsClosed ? t.noOtherMethods : t.noMethods}</p>
+              {/* After a closed method, a passkey is still a way where the client takes one: saying "no other way" above its panel would be wrong. */}
+              <p safe>{props.methodsClosed ? (props.passkeys ? t.otherWays([t.wayNames.passkey]) : t.noOtherMethods) : t.noMethods}</p>
               {props.homeUrl !== undefined && props.alert === undefined && (
                 <p>
                   <a href={props.homeUrl} class="back" safe>

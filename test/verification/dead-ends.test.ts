@@ -79,6 +79,15 @@ describe('the way back to the site', () => {
     expect(backLink(reloaded.html)?.href).toBe('https://shop.example/welcome')
   })
 
+  test('a client that accepts only a way this deployment cannot offer (a digital ID without a trust list) is told so plainly, with the way back', async () => {
+    const client = await ctx.createClient({ name: 'ID shop', methods: ['credential'] })
+    const { page } = await testBrowser(ctx).open({ client_id: client.id, state: 'st' })
+    expect(page.html).toContain('No way to confirm your age is available for this site yet. Please contact the site.')
+    expect(backLink(page.html)?.href).toBe('https://shop.example/')
+    expect(page.actions.some((action) => action.includes('/methods/'))).toBe(false)
+    expect(page.html).not.toContain('data-passkey')
+  })
+
   test('German: "Zurück zu {site}"', async () => {
     const client = await ctx.createClient({ name: 'Weinladen', sandbox: true })
     const { failed } = await failOnce(client.id, { lang: 'de' })

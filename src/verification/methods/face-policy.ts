@@ -38,9 +38,19 @@ export function faceBufferFor(client: { faceBuffer?: number | null }, threshold:
   return Math.max(client.faceBuffer ?? floor, floor)
 }
 
-/** The smallest measured default over every threshold a client may ask (1–99): a client's buffer under it could never apply. */
-export function lowestDefaultFaceBuffer(): number {
-  return Math.min(...Array.from({ length: 99 }, (_, i) => defaultFaceBuffer(i + 1)))
+/**
+ * The least buffer a client may set: what a check would use without it (FACE_AGE_BUFFER, else the measured
+ * default) for every threshold the client may ask for, from its minimum age (or 1 without one) to 99; with
+ * the threshold that needs it, for the refusal's words. A buffer under it would be raised at that threshold
+ * anyway (faceBufferFor), so the client would not get what it set.
+ */
+export function minimumClientFaceBuffer(minAge: number | null, deploymentBuffer: number | undefined): { years: number; threshold: number } {
+  let least = { years: -1, threshold: minAge ?? 1 }
+  for (let threshold = minAge ?? 1; threshold <= 99; threshold++) {
+    const years = deploymentBuffer ?? defaultFaceBuffer(threshold)
+    if (years > least.years) least = { years, threshold }
+  }
+  return least
 }
 
 export const DEFAULT_FACE_POLICY: FacePolicy = {
