@@ -161,6 +161,8 @@ export type DashboardMessages = {
     password: string
     demoSecret: string
     methods: string
+    /** A lower minimum age would let the client ask for thresholds its own face buffer (set by the operator) is too small for. */
+    minAgeUnderBuffer: string
   }
 
   passkeysHeading: string
@@ -355,6 +357,7 @@ const en: DashboardMessages = {
     password: 'The password is not right. The secret was not rotated.',
     demoSecret: 'The demo client’s secret is derived by the server from its keys, so that /demo can always exchange its codes: it is not rotated here.',
     methods: 'Tick at least one way.',
+    minAgeUnderBuffer: 'This minimum age would let your site ask for ages that need a larger face check buffer than yours. Ask the operator to raise the buffer first (clients update --face-buffer), or keep the minimum age.',
   },
 
   passkeysHeading: 'Your passkeys',
@@ -562,6 +565,7 @@ const de: DashboardMessages = {
     password: 'Das Passwort stimmt nicht. Das Secret wurde nicht erneuert.',
     demoSecret: 'Das Secret des Demo-Clients leitet der Server aus seinen Schlüsseln ab, damit /demo seine Codes immer einlösen kann: Es wird hier nicht erneuert.',
     methods: 'Wählen Sie mindestens einen Weg.',
+    minAgeUnderBuffer: 'Mit diesem Mindestalter könnte Ihre Website Alter abfragen, die einen größeren Puffer der Prüfung mit dem Gesicht brauchen als Ihren. Bitten Sie den Betreiber, den Puffer zuerst zu erhöhen (clients update --face-buffer), oder behalten Sie das Mindestalter.',
   },
 
   passkeysHeading: 'Ihre Passkeys',

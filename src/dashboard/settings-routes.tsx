@@ -60,7 +60,11 @@ export function settingsRoutes(deps: AppDeps, context: DashboardContext) {
     try {
       await updateClient(deps.db, session.client.id, changes, { deploymentFaceBuffer: deps.config.face.buffer })
     } catch (error) {
-      if (error instanceof OAuthError && error.code === 'invalid_request') return render(set, view, session, { problem })
+      if (error instanceof OAuthError && error.code === 'invalid_request') {
+        // A minimum age lowered under what the client's own face buffer covers (clients.ts checkFaceBufferFloor).
+        const underBuffer = changes.minAge !== undefined && error.description.startsWith('face_buffer')
+        return render(set, view, session, { problem: underBuffer ? { ...problem, message: dashboardLanguages[view.lang].settingsProblems.minAgeUnderBuffer } : problem })
+      }
       throw error
     }
     deps.log.info('client_settings_changed', { client_id: session.client.id, user_id: session.user.id, change: notice })
