@@ -40,6 +40,30 @@ export function captureFor(turns: readonly ('left' | 'right')[]): { frame: strin
   ]
 }
 
+/**
+ * The segments of a fake camera clip (composeMjpeg) of intel-female-headturn that answers a challenge of
+ * `poses`, each prompt shown `holdSeconds`, when the page starts the check `startAt` seconds into the
+ * clip: the opening "look straight", each pose, the closing "look straight", each held from a fifth of
+ * its prompt's hold on, so that the page's frames (at 55% and 85% of the hold, public/face-capture.js)
+ * fall in the middle of the pose whether the check starts a little early or up to a third of a hold late.
+ * The clip shows only what she did: straight, her left and her right.
+ */
+export function challengeSegments(poses: readonly ('straight' | 'left' | 'right')[], holdSeconds: number, startAt: number, clipSeconds: number): { frames: Uint8Array[]; seconds: number }[] {
+  const phases = ['straight' as const, ...poses, 'straight' as const]
+  const lead = startAt + 0.2 * holdSeconds
+  const closingFrom = lead + (phases.length - 1) * holdSeconds
+  if (closingFrom + holdSeconds > clipSeconds) throw new Error(`a clip of ${clipSeconds} s is too short for ${phases.length} prompts of ${holdSeconds} s`)
+  const shown = { straight: 0, left: 0, right: 0 }
+  return phases.map((pose, phase) => {
+    // Each look straight shows frames the others do not where it can: a real camera never sends one picture twice.
+    const pool = pose === 'straight' ? FEMALE.frontal : FEMALE[pose]
+    const frames = [0, 1].map((k) => pool[(2 * shown[pose] + k) % pool.length]!)
+    shown[pose]++
+    const seconds = phase === 0 ? lead + holdSeconds : phase === phases.length - 1 ? clipSeconds - closingFrom : holdSeconds
+    return { frames: frames.map((frame) => clipFrame('intel-female-headturn', frame)), seconds }
+  })
+}
+
 export const RECORDED_FRAMES: Record<string, string[]> = {
   // 0049 and 0039 repeat 0010 and 0020: the unit tests use them as a later look straight.
   'intel-female-headturn': [...FEMALE.frontal, 'frame_0039.jpg', 'frame_0049.jpg', ...FEMALE.left, ...FEMALE.right],
