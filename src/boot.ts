@@ -41,7 +41,7 @@ export async function startServices(
     log?: Logger
     holder?: string
     estimator?: boolean
-    challengeTurns?: AppDeps['challengeTurns']
+    pickChallenge?: AppDeps['pickChallenge']
     /** False: fail (ConfigError) rather than generate the signing key when the database holds none yet. */
     createSigningKey?: boolean
     /**
@@ -63,7 +63,7 @@ export async function startServices(
     const keys = await loadServerKeys(open.db, config.signingKeyFile, clock.now(), { createSigningKey: options.createSigningKey })
     const revocations = new RevocationCache()
     await revocations.listen(open)
-    const deps: AppDeps = { config, db: open.db, keys, clock, log: options.log ?? jsonLogger(), metrics: createMetrics(), revocations, challengeTurns: options.challengeTurns }
+    const deps: AppDeps = { config, db: open.db, keys, clock, log: options.log ?? jsonLogger(), metrics: createMetrics(), revocations, pickChallenge: options.pickChallenge }
     if (trustList && identity) {
       const verifier = identity.requestSigning ?? (await loadVerifierKey(open.db, { appUrl: config.appUrl }, clock.now()))
       const trust = createTrustStore(deps, { file: config.credentials!.trustListFile, production: config.production, initial: trustList })

@@ -7,7 +7,7 @@ import type { AgeEstimator } from './estimator/types.ts'
 import type { ServerKeys } from './keys/server-keys.ts'
 import type { Clock } from './lib/clock.ts'
 import type { Logger } from './lib/log.ts'
-import type { Turn } from './liveness/challenge.ts'
+import type { Challenge } from './liveness/challenge.ts'
 import type { Metrics } from './ops/metrics.ts'
 import type { RevocationCache } from './oauth/revocations.ts'
 
@@ -29,6 +29,6 @@ export type AppDeps = {
   credentials?: { trust: TrustStore; verifier: VerifierKey; readerAuth?: CertifiedKey }
   /** Verifications token validation found live, forgotten when any instance revokes one. */
   revocations?: RevocationCache
-  /** Tests only: fixes the live challenge's turns, so that a recorded clip can answer it. */
-  challengeTurns?: () => Turn[]
+  /** Tests only: fixes the live challenge (poses and timing), so that a recorded clip can answer it. */
+  pickChallenge?: () => Challenge
 }

@@ -7,8 +7,9 @@ import { Human } from '../../node_modules/@vladmandic/human/dist/human.node-wasm
 import { estimateAge } from './age-model.ts'
 import { faceAssetFolders } from './embedded-assets.ts'
 import { decodeImage, type RgbImage } from './image.ts'
+import { MESH_POINTS } from './mesh-points.ts'
 import { laplacianVariance } from './sharpness.ts'
-import type { AgeViews, FaceObservation, FrameAnalysis, Landmarks, Point } from './types.ts'
+import type { AgeViews, FaceObservation, FrameAnalysis, Landmarks, MeshPoint, Point } from './types.ts'
 
 /** Where Human's models, the age model and the tfjs wasm binaries are; each defaults to the one the program carries. */
 export type EngineAssets = { modelsDir?: string; wasmDir?: string; ageModelDir?: string }
@@ -31,7 +32,7 @@ const REQUIRED_MODELS = ['blazeface', 'facemesh']
  */
 const AGE_MODEL = 'faceres-deep.json'
 /** Face mesh indices (MediaPipe's 468-point topology) of the points in Landmarks. */
-const MESH_POINTS = { rightEye: 33, leftEye: 263, nose: 1, mouthRight: 61, mouthLeft: 291 } as const
+const LANDMARK_POINTS = { rightEye: 33, leftEye: 263, nose: 1, mouthRight: 61, mouthLeft: 291 } as const
 
 function resolveAssets(assets: EngineAssets): Required<EngineAssets> {
   const carried = faceAssetFolders()
@@ -155,6 +156,8 @@ async function detectFaces(human: Human, ageModel: AgeModel, image: RgbImage, vi
       if (estimate) observation.descriptor = estimate.descriptor
       const landmarks = meshLandmarks(face.mesh)
       if (landmarks) observation.landmarks = landmarks
+      const mesh = meshWithDepth(face.meshRaw, face.boxRaw, image)
+      if (mesh) observation.mesh = mesh
       const angle = face.rotation?.angle
       if (angle) observation.pose = { yaw: degrees(angle.yaw), pitch: degrees(angle.pitch), roll: degrees(angle.roll) }
       return observation
@@ -169,12 +172,27 @@ function meshLandmarks(mesh: readonly (readonly (number | undefined)[])[] | unde
   if (!mesh || mesh.length < 468) return undefined
   const point = (index: number): Point => [round1(mesh[index]![0] ?? 0), round1(mesh[index]![1] ?? 0)]
   return {
-    rightEye: point(MESH_POINTS.rightEye),
-    leftEye: point(MESH_POINTS.leftEye),
-    nose: point(MESH_POINTS.nose),
-    mouthRight: point(MESH_POINTS.mouthRight),
-    mouthLeft: point(MESH_POINTS.mouthLeft),
+    rightEye: point(LANDMARK_POINTS.rightEye),
+    leftEye: point(LANDMARK_POINTS.leftEye),
+    nose: point(LANDMARK_POINTS.nose),
+    mouthRight: point(LANDMARK_POINTS.mouthRight),
+    mouthLeft: point(LANDMARK_POINTS.mouthLeft),
   }
+}
+
+/**
+ * MESH_POINTS with depth, all three in pixels of the frame. Human gives x and y in pixels but z in the
+ * units of the mesh model's input crop (meshRaw's z is that over the crop's side); the crop's side in
+ * pixels is the unclamped face box (boxRaw, a share of the frame's width).
+ */
+function meshWithDepth(meshRaw: readonly (readonly (number | undefined)[])[] | undefined, boxRaw: readonly number[] | undefined, image: RgbImage): MeshPoint[] | undefined {
+  if (!meshRaw || meshRaw.length < 468 || !boxRaw) return undefined
+  const depthScale = (boxRaw[2] ?? 0) * image.width
+  if (!(depthScale > 0)) return undefined
+  return MESH_POINTS.map((index) => {
+    const [x, y, z] = meshRaw[index]!
+    return [round1((x ?? 0) * image.width), round1((y ?? 0) * image.height), round1((z ?? 0) * depthScale)]
+  })
 }
 
 const round1 = (value: number) => Math.round(value * 10) / 10

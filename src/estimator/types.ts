@@ -18,6 +18,13 @@ export type FaceObservation = {
    * The liveness check reads the head's turn from them; they are not enough to draw a face.
    */
   landmarks?: Landmarks
+  /**
+   * A few dozen points of the face mesh WITH depth ([x, y, z] in pixels of the analysed frame; z grows away
+   * from the camera), in the order of MESH_POINTS (src/estimator/mesh-points.ts). The liveness check fits a
+   * rigid head to them. Like the descriptor, a biometric template: kept in memory for one request, never
+   * stored or logged.
+   */
+  mesh?: MeshPoint[]
   /** Head pose from the mesh, in degrees, when the mesh ran. */
   pose?: { yaw: number; pitch: number; roll: number }
   /**
@@ -28,6 +35,7 @@ export type FaceObservation = {
 }
 
 export type Point = [number, number]
+export type MeshPoint = [number, number, number]
 export type Landmarks = { rightEye: Point; leftEye: Point; nose: Point; mouthRight: Point; mouthLeft: Point }
 
 export type FrameAnalysis = {

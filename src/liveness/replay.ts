@@ -1,30 +1,132 @@
+import { randomInt } from 'node:crypto'
+import type { FaceObservation, FrameAnalysis } from '../estimator/types.ts'
+
 /**
- * Remembers, for a while, the hashes of frames this instance has already judged, so that frames taken
- * from one session's capture and posted again to another (the cheapest replay) are refused. Only
- * SHA-256 digests, in memory: nothing from which a face could be recovered, and nothing written down.
- * Bounded: past `maxEntries` the oldest are forgotten first.
+ * Remembers, for a while, what the captures this instance judged looked like, so that frames taken from
+ * one capture and posted again to another are refused: byte-identical frames (the cheapest replay), and
+ * the same frames re-encoded, resized a little, shifted or sprinkled with noise (the next cheapest).
+ *
+ * A frame's content is the shape of its face mesh, normalised for position, size and roll, then
+ * projected by a random matrix drawn when the guard is made onto SKETCH_SIZE numbers: distances survive
+ * the projection (Johnson-Lindenstrauss), the face does not (210 coordinates to 24, by a matrix that
+ * never leaves memory). Nothing is written down; memory is bounded by `maxEntries` frames.
+ *
+ * Why a whole capture and not single frames: a person holding still gives two frames as alike as one
+ * frame and its re-encoding (measured: 0.006 vs 0.007 inter-ocular distances, docs/decisions.md), so one
+ * frame alike proves nothing. A replay repeats most of a capture, turns included; a new capture of the
+ * same person matches at most its straight frames, never its turns to within a degree or two.
  */
-export function createReplayGuard(options: { ttlMs: number; maxEntries: number }) {
-  const seen = new Map<string, number>()
+export function createReplayGuard(options: { ttlMs: number; maxEntries: number; tolerance?: number; minShare?: number }) {
+  const tolerance = options.tolerance ?? DEFAULT_TOLERANCE
+  const minShare = options.minShare ?? DEFAULT_MIN_SHARE
+  const projection = randomProjection()
+  const digests = new Map<string, number>()
+  const sketches = new Float32Array(options.maxEntries * SKETCH_SIZE)
+  const owners = new Int32Array(options.maxEntries).fill(-1)
+  const expiries = new Float64Array(options.maxEntries)
+  let next = 0
+  let captures = 0
 
   function forgetExpired(now: number) {
-    for (const [digest, expires] of seen) {
-      if (expires > now && seen.size <= options.maxEntries) break
-      seen.delete(digest)
+    for (const [digest, expires] of digests) {
+      if (expires > now && digests.size <= options.maxEntries) break
+      digests.delete(digest)
     }
   }
 
   return {
-    /** Records the digests and says whether any of them had been seen before (and not yet forgotten). */
-    anySeen(digests: string[], now: number): boolean {
+    /**
+     * Records a capture (its frames' byte digests and analyses) and says whether it replays an earlier
+     * one: any frame byte for byte, or at least `minShare` of its faces (and two or more) each within
+     * `tolerance` of a face of one earlier capture.
+     */
+    replayed(frameDigests: string[], analyses: FrameAnalysis[], now: number): boolean {
       forgetExpired(now)
-      const replayed = digests.some((digest) => (seen.get(digest) ?? 0) > now)
-      for (const digest of digests) {
-        seen.delete(digest)
-        seen.set(digest, now + options.ttlMs)
+      let replayed = frameDigests.some((digest) => (digests.get(digest) ?? 0) > now)
+      for (const digest of frameDigests) {
+        digests.delete(digest)
+        digests.set(digest, now + options.ttlMs)
       }
       forgetExpired(now)
+
+      const faces = analyses.map((analysis) => analysis.faces[0]).filter((face) => face !== undefined)
+      const current = faces.map((face) => sketch(face, projection)).filter((value) => value !== undefined)
+      const matched = new Map<number, number>()
+      for (const probe of current) {
+        const alike = new Set<number>()
+        for (let slot = 0; slot < options.maxEntries; slot++) {
+          if (owners[slot]! < 0 || expiries[slot]! <= now || alike.has(owners[slot]!)) continue
+          if (distance(sketches, slot, probe) <= tolerance) alike.add(owners[slot]!)
+        }
+        for (const owner of alike) matched.set(owner, (matched.get(owner) ?? 0) + 1)
+      }
+      const needed = Math.max(2, Math.ceil(minShare * current.length))
+      if (current.length > 0 && [...matched.values()].some((count) => count >= needed)) replayed = true
+
+      const id = captures++ % 0x7fffffff
+      for (const probe of current) {
+        sketches.set(probe, next * SKETCH_SIZE)
+        owners[next] = id
+        expiries[next] = now + options.ttlMs
+        next = (next + 1) % options.maxEntries
+      }
       return replayed
     },
   }
+}
+
+/** Numbers kept per frame. */
+export const SKETCH_SIZE = 24
+/**
+ * RMS distance (inter-ocular distances, per normalised coordinate) under which two faces count as one
+ * picture: a frame and its re-encoding at quality 70, resized 1% or shifted 3 px measured 0.007 median;
+ * 1% of pixels replaced by noise 0.010 median (docs/decisions.md).
+ */
+const DEFAULT_TOLERANCE = 0.02
+const DEFAULT_MIN_SHARE = 0.6
+
+/**
+ * The mesh in the face's own frame: origin between the outer eye corners, x along the eye line, unit
+ * the inter-ocular distance, depth in the same unit; then projected. Undefined without a mesh.
+ */
+function sketch(face: FaceObservation, projection: Float32Array): Float32Array | undefined {
+  const { landmarks, mesh } = face
+  if (!landmarks || !mesh?.length) return undefined
+  const mx = (landmarks.leftEye[0] + landmarks.rightEye[0]) / 2
+  const my = (landmarks.leftEye[1] + landmarks.rightEye[1]) / 2
+  const ex = landmarks.leftEye[0] - landmarks.rightEye[0]
+  const ey = landmarks.leftEye[1] - landmarks.rightEye[1]
+  const d = Math.hypot(ex, ey)
+  if (!(d > 0)) return undefined
+  const c = ex / d
+  const s = ey / d
+  const shape = mesh.flatMap(([x, y, z]) => [((x - mx) * c + (y - my) * s) / d, (-(x - mx) * s + (y - my) * c) / d, z / d])
+  const out = new Float32Array(SKETCH_SIZE)
+  const width = projection.length / SKETCH_SIZE
+  for (let row = 0; row < SKETCH_SIZE; row++) {
+    let sum = 0
+    for (let col = 0; col < Math.min(width, shape.length); col++) sum += projection[row * width + col]! * shape[col]!
+    // Scaled so that the RMS distance of sketches estimates the RMS distance per coordinate of shapes.
+    out[row] = sum / Math.sqrt(shape.length)
+  }
+  return out
+}
+
+/** A Gaussian random matrix (SKETCH_SIZE × 256), from crypto randomness: unknown outside this process. */
+function randomProjection(): Float32Array {
+  const width = 256
+  const matrix = new Float32Array(SKETCH_SIZE * width)
+  for (let i = 0; i < matrix.length; i++) {
+    const u = randomInt(1, 2 ** 32) / 2 ** 32
+    const v = randomInt(0, 2 ** 32) / 2 ** 32
+    matrix[i] = Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v)
+  }
+  return matrix
+}
+
+function distance(store: Float32Array, slot: number, probe: Float32Array): number {
+  let sum = 0
+  const base = slot * SKETCH_SIZE
+  for (let i = 0; i < SKETCH_SIZE; i++) sum += (store[base + i]! - probe[i]!) ** 2
+  return Math.sqrt(sum / SKETCH_SIZE)
 }

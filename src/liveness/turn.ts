@@ -1,5 +1,4 @@
 import type { Landmarks } from '../estimator/types.ts'
-import type { Turn } from './challenge.ts'
 
 /**
  * How far the head is turned, read from where the nose tip falls between the outer eye corners: the
@@ -7,10 +6,10 @@ import type { Turn } from './challenge.ts'
  * positive means turned to the person's left (the nose moves to the right of an unmirrored camera
  * frame), negative to their right.
  *
- * Why this and not the mesh's 3D yaw: the ratio is unchanged by any affine map of the image (move,
- * rotate, scale, shear), and a flat photo moved, rotated or tilted in front of a camera is, to first
- * order, such a map. Only a solid head turning makes the nose, which stands out of the face, slide
- * across the eye line. The mesh's yaw, by contrast, is a learnt guess that a tilted photo can fool.
+ * The ratio is unchanged by any affine map of the image (move, rotate, scale, shear), and a flat photo
+ * moved, rotated or tilted in front of a camera is, to first order, such a map: only a solid head
+ * turning, or a photo warped locally, makes the nose slide across the eye line. The rigid fit
+ * (rigid-fit.ts) tells those two apart; this tells both from a photo moved about.
  */
 export function turnOf(landmarks: Landmarks): number {
   const [rx, ry] = landmarks.rightEye
@@ -23,11 +22,4 @@ export function turnOf(landmarks: Landmarks): number {
   const midX = (rx + lx) / 2
   const midY = (ry + ly) / 2
   return ((nx - midX) * ex + (ny - midY) * ey) / squared
-}
-
-/** The turn a frame shows, when it is clearly one: `threshold` is in the units of turnOf. */
-export function turnDirection(turn: number, threshold: number): Turn | undefined {
-  if (turn >= threshold) return 'left'
-  if (turn <= -threshold) return 'right'
-  return undefined
 }

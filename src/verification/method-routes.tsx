@@ -134,7 +134,7 @@ export function methodRoutes(deps: AppDeps, { openPost, checkPostToken, openForm
         }
         const challenge = await issueFaceChallenge(deps, page.session)
         set.headers['cache-control'] = 'no-store'
-        return { challenge: challenge.id, turns: challenge.turns, expires_in: Math.round((challenge.expiresAt.getTime() - deps.clock.now().getTime()) / 1000) }
+        return { challenge: challenge.id, poses: challenge.challenge.poses, hold_ms: challenge.challenge.holdMs, expires_in: Math.round((challenge.expiresAt.getTime() - deps.clock.now().getTime()) / 1000) }
       },
       { parse: [readForm, 'urlencoded'], body: CsrfForm, query: LangQuery, detail: { hide: true } },
     )

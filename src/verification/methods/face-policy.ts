@@ -1,5 +1,5 @@
 import type { FaceObservation, FrameAnalysis } from '../../estimator/types.ts'
-import type { Turn } from '../../liveness/challenge.ts'
+import type { Challenge } from '../../liveness/challenge.ts'
 import { checkLiveness, DEFAULT_LIVENESS_POLICY, type CapturedFrame, type LivenessFailure, type LivenessPolicy } from '../../liveness/check.ts'
 
 /**
@@ -74,7 +74,7 @@ export function decideFaceCheck(frames: FrameAnalysis[], threshold: number, poli
  */
 export function decideLiveFaceCheck(
   frames: CapturedFrame[],
-  challenge: readonly Turn[],
+  challenge: Challenge,
   threshold: number,
   policy: FacePolicy = DEFAULT_FACE_POLICY,
   liveness: LivenessPolicy = { ...DEFAULT_LIVENESS_POLICY, minFaceScore: policy.minFaceScore },

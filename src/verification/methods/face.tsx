@@ -1,13 +1,19 @@
 import { Type } from '@sinclair/typebox'
 import { ImageDecodeError, type AgeEstimator, type AgeViews, type FrameAnalysis } from '../../estimator/types.ts'
 import { sha256Hex } from '../../lib/crypto.ts'
+import { challengeDuration } from '../../liveness/challenge.ts'
 import { createReplayGuard } from '../../liveness/replay.ts'
 import { decideFaceCheck, decideLiveFaceCheck, DEFAULT_FACE_POLICY, faceBufferFor } from './face-policy.ts'
 import { ScriptOutcome } from './script-outcome.tsx'
 import type { Verdict, VerificationMethod } from './method.ts'
 
-/** The page's script sends two frames per prompt (at most 10 for three turns); a file picker sends one. */
-export const MAX_FRAMES = 12
+/** The page's script sends two frames per phase (12 for four prompts and the two "look straight"); a file picker one. */
+export const MAX_FRAMES = 14
+/**
+ * A capture may arrive this much sooner than the prompts' holds add up to (the page's timers and the
+ * camera's frame times are not exact); sooner still, it was not taken while the prompts were shown.
+ */
+export const ANSWER_ALLOWANCE_MS = 500
 export const MAX_FRAME_BYTES = 6 * 1024 * 1024
 
 /**
@@ -16,9 +22,9 @@ export const MAX_FRAME_BYTES = 6 * 1024 * 1024
  * both views as a still photo's two passes do, at one pass a frame; frames under a turn prompt serve the
  * identity check only, which compares original views.
  */
-function liveView(phases: number[], i: number, turns: number): AgeViews {
+function liveView(phases: number[], i: number, prompts: number): AgeViews {
   const phase = phases[i]!
-  if (phase !== 0 && phase !== turns + 1) return 'original'
+  if (phase !== 0 && phase !== prompts + 1) return 'original'
   const indexInPhase = phases.slice(0, i).filter((earlier) => earlier === phase).length
   return indexInPhase % 2 === 0 ? 'original' : 'mirror'
 }
@@ -26,12 +32,12 @@ function liveView(phases: number[], i: number, turns: number): AgeViews {
 const unreadable: Verdict = { approved: false, reason: (t) => t.face.unreadable, countsAsAttempt: false }
 
 /**
- * The prompt each frame was taken under ("0,0,1,1,2,2,3,3"): whole numbers from 0 to turns + 1, one
- * per frame, never going back. Anything else is not a capture our page made.
+ * The prompt each frame was taken under ("0,0,1,1,2,2,3,3,4,4"): whole numbers from 0 to prompts + 1,
+ * one per frame, never going back. Anything else is not a capture our page made.
  */
-function readPhases(value: string | undefined, frames: number, turns: number): number[] | undefined {
+function readPhases(value: string | undefined, frames: number, prompts: number): number[] | undefined {
   const phases = (value ?? '').split(',').map(Number)
-  const valid = phases.length === frames && phases.every((phase, i) => Number.isInteger(phase) && phase >= 0 && phase <= turns + 1 && (i === 0 || phase >= phases[i - 1]!))
+  const valid = phases.length === frames && phases.every((phase, i) => Number.isInteger(phase) && phase >= 0 && phase <= prompts + 1 && (i === 0 || phase >= phases[i - 1]!))
   return valid ? phases : undefined
 }
 
@@ -47,7 +53,7 @@ export function createFaceMethod(options: {
   /** FACE_UPLOAD: offer a file picker besides the camera (a still photo meets no live challenge). */
   upload: boolean
 }): VerificationMethod {
-  // As long as a session lives: the frames of any capture judged here are refused if posted again.
+  // As long as a session lives: the faces of any capture judged here are refused if shown again.
   const replays = createReplayGuard({ ttlMs: 30 * 60_000, maxEntries: 100_000 })
   return {
     id: 'face',
@@ -120,18 +126,24 @@ export function createFaceMethod(options: {
         return unreadable
       }
       // A live capture answers the session's challenge; without one, only a still upload the operator allowed.
-      const turns = fields.challenge ? await consumeChallenge(fields.challenge) : undefined
-      if (fields.challenge && !turns) return { approved: false, reason: (t) => t.face.challengeExpired, countsAsAttempt: false }
-      if (!turns && !options.upload) return { approved: false, reason: (t) => t.face.cameraOnly, countsAsAttempt: false }
-      const phases = turns ? readPhases(fields.phases, frames.length, turns.length) : []
+      const answered = fields.challenge ? await consumeChallenge(fields.challenge) : undefined
+      if (fields.challenge && !answered) return { approved: false, reason: (t) => t.face.challengeExpired, countsAsAttempt: false }
+      if (!answered && !options.upload) return { approved: false, reason: (t) => t.face.cameraOnly, countsAsAttempt: false }
+      const challenge = answered?.challenge
+      const phases = challenge ? readPhases(fields.phases, frames.length, challenge.poses.length) : []
       if (!phases) return unreadable
+      // Frames taken faster than the prompts were shown were not taken while they were shown: a recording
+      // played as fast as it can be sent. The challenge is used up and the attempt counts.
+      if (answered && answered.elapsedMs < challengeDuration(answered.challenge) - ANSWER_ALLOWANCE_MS) {
+        return { approved: false, reason: (t) => t.face.failures.wrong_turn(ageRequired) }
+      }
 
       const images = await Promise.all(frames.map(async (frame) => new Uint8Array(await frame.arrayBuffer())))
       const digests = images.map((image) => sha256Hex(image))
       const analyses: FrameAnalysis[] = []
       for (const [i, image] of images.entries()) {
         try {
-          analyses.push(await options.estimator.analyze(image, turns ? liveView(phases, i, turns.length) : 'both'))
+          analyses.push(await options.estimator.analyze(image, challenge ? liveView(phases, i, challenge.poses.length) : 'both'))
         } catch (cause) {
           // EstimatorBusyError goes up to the route, which answers "busy, retry".
           if (cause instanceof ImageDecodeError || (cause as Error).name === 'ImageDecodeError') return unreadable
@@ -141,13 +153,13 @@ export function createFaceMethod(options: {
       const buffer = faceBufferFor(client, ageRequired, options.defaultBuffer)
       const policy = { ...DEFAULT_FACE_POLICY, buffer }
       // Checked after the analysis, so that a replay costs the sender as much as a real capture.
-      const replayed = replays.anySeen(digests, Date.now())
+      const replayed = replays.replayed(digests, analyses, Date.now())
       const decision = replayed
         ? ({ approved: false, failure: 'repeated_frames' } as const)
-        : turns
+        : challenge
           ? decideLiveFaceCheck(
               analyses.map((analysis, i) => ({ analysis, phase: phases[i]!, digest: digests[i]! })),
-              turns,
+              challenge,
               ageRequired,
               policy,
             )

@@ -1,8 +1,8 @@
 import type { TObject } from '@sinclair/typebox'
 import type { MethodClass } from '../../db/schema.ts'
 import type { Client } from '../../oauth/clients.ts'
-import type { Turn } from '../../liveness/challenge.ts'
 import type { Messages } from '../../pages/i18n.ts'
+import type { AnsweredChallenge } from '../face-challenge.ts'
 import type { VerificationSession } from '../sessions.ts'
 
 /** The outcome of one check. A failure says why, in the visitor's language. */
@@ -35,8 +35,8 @@ export type MethodInput = {
   files: File[]
   ageRequired: number
   client: Client
-  /** Uses up the session's live challenge (src/verification/face-challenge.ts): its turns, or undefined. */
-  consumeChallenge(id: string): Promise<Turn[] | undefined>
+  /** Uses up the session's live challenge (src/verification/face-challenge.ts): it and its age, or undefined. */
+  consumeChallenge(id: string): Promise<AnsweredChallenge | undefined>
   /** The session the evidence was posted in, for methods whose evidence arrived by another way (a wallet). */
   session: VerificationSession
 }
