@@ -153,34 +153,28 @@ export async function buildAttacks(analyser: Analyser): Promise<Attack[]> {
   const labelled = recorded.filter((frame) => Number.isFinite(frame.turn))
   const ranked = (pose: Pose) => [...labelled].sort((a, b) => towards(pose, b.turn) - towards(pose, a.turn))
 
-  /** Shows, under each prompt, the best recorded frames of the prompted pose not yet shown in this attempt. */
-  const puppet = (random: () => number): Camera => {
-    const shown = new Set<string>()
-    return (_, prompt) => {
-      const candidates = ranked(prompt.pose).filter((frame) => !shown.has(frame.picture.key))
-      const best = candidates.slice(0, 3)
-      const chosen = best[Math.floor(random() * best.length)] ?? ranked(prompt.pose)[0]!
-      shown.add(chosen.picture.key)
-      return chosen.picture
-    }
-  }
+  /**
+   * Shows, under each prompt, one of the two recorded frames nearest the prompted pose. Showing a picture
+   * again costs it nothing: its virtual camera adds noise, as a real camera's sensor does.
+   */
+  const puppet = (random: () => number): Camera => (_, prompt) => ranked(prompt.pose)[Math.floor(random() * 2)]!.picture
 
-  /** A real capture: under each prompt, the clip's next frames of that pose in the order she made them. */
+  /**
+   * A real capture: under each prompt, her two frames nearest that pose in the order she made them. The
+   * clip has only four frames within 10° of frontal, so each look straight shows the best two again, as
+   * a person looking straight twice would.
+   */
   const genuine = (): Camera => {
-    const shown = new Set<string>()
     let phase = -1
     let run: typeof labelled = []
     return (_, prompt) => {
       if (prompt.phase !== phase) {
         phase = prompt.phase
         run = ranked(prompt.pose)
-          .filter((frame) => !shown.has(frame.picture.key))
           .slice(0, 2)
           .sort((a, b) => a.order - b.order)
       }
-      const frame = run.shift() ?? ranked(prompt.pose)[0]!
-      shown.add(frame.picture.key)
-      return frame.picture
+      return (run.shift() ?? ranked(prompt.pose)[0]!).picture
     }
   }
 

@@ -1,6 +1,6 @@
 import type { AgeViews, FrameAnalysis } from '../../src/estimator/types.ts'
-import { checkLiveness, type CapturedFrame } from '../../src/liveness/check.ts'
-import { pickChallengeTurns } from '../../src/liveness/challenge.ts'
+import { checkLiveness, DEFAULT_LIVENESS_POLICY, type CapturedFrame } from '../../src/liveness/check.ts'
+import { pickChallenge, type Challenge, type Pose } from '../../src/liveness/challenge.ts'
 import { decideLiveFaceCheck, DEFAULT_FACE_POLICY, defaultFaceBuffer } from '../../src/verification/methods/face-policy.ts'
 
 /**
@@ -10,8 +10,7 @@ import { decideLiveFaceCheck, DEFAULT_FACE_POLICY, defaultFaceBuffer } from '../
  * frames. Nothing here is a model of the check: only the camera is simulated.
  */
 
-export type Pose = 'straight' | 'left' | 'right' | 'up' | 'down'
-export type Challenge = { poses: Pose[]; holdMs: number[] }
+export type { Challenge, Pose }
 
 /** public/face-capture.js's FRAMES_AT: when, as shares of a prompt's hold, the page takes its two frames. */
 export const PAGE_FRAMES_AT = [0.55, 0.85] as const
@@ -28,12 +27,8 @@ export type Camera = (ms: number, prompt: Prompted) => Picture | Promise<Picture
 /** Draws a number in [0, count): the challenge's random source, seeded in the suite. */
 export type Pick = (count: number) => number
 
-/** The challenge as the server draws it. */
-export function drawChallenge(pick: Pick): Challenge {
-  const poses: Pose[] = pickChallengeTurns(pick)
-  // Today's server has fixed timing; the hold is drawn as the agreed challenge will (1100-2200 ms).
-  return { poses, holdMs: Array.from({ length: poses.length + 2 }, () => 1100 + pick(1101)) }
-}
+/** The challenge as the server draws it (src/liveness/challenge.ts), from a seeded source. */
+export const drawChallenge = (pick: Pick): Challenge => pickChallenge(pick)
 
 /** The prompts in order: "look straight", each pose, "look straight again". */
 export function promptsOf(challenge: Challenge): Prompted[] {
@@ -104,10 +99,9 @@ export async function attempt(challenge: Challenge, camera: Camera, analyser: Re
     // A camera's noise makes every frame's bytes differ, and an attacker adds some where it does not.
     frames.push({ phase: frame.phase, digest: `${attemptId}/${i}`, analysis })
   }
-  const poses = challenge.poses as ('left' | 'right')[]
-  const live = checkLiveness(frames, poses)
   const policy = { ...DEFAULT_FACE_POLICY, buffer: defaultFaceBuffer(SUITE_THRESHOLD) }
-  const decision = decideLiveFaceCheck(frames, poses, SUITE_THRESHOLD, policy)
+  const live = checkLiveness(frames, challenge, { ...DEFAULT_LIVENESS_POLICY, minFaceScore: policy.minFaceScore })
+  const decision = decideLiveFaceCheck(frames, challenge, SUITE_THRESHOLD, policy)
   if (decision.approved) return { approved: true, stage: 'approved' }
   return { approved: false, stage: live.live ? 'age' : 'liveness', failure: decision.failure }
 }

@@ -1,4 +1,5 @@
 import { wilsonInterval } from '../../src/estimator/proportion.ts'
+import { CHALLENGE_SEQUENCES } from '../../src/liveness/challenge.ts'
 import type { Attack } from './attacks.ts'
 import { attempt, drawChallenge, pickFrom, seededRandom, type Challenge, type Pose, type cachedAnalyser } from './simulate.ts'
 
@@ -16,7 +17,7 @@ export type AttackResult = {
   rate: number
   low: number
   high: number
-  /** Distinct orders of poses this attack is tried against (seen in 20,000 draws of the server's picker). */
+  /** Sequences of poses this attack is tried against (src/liveness/challenge.ts), each with random holds. */
   challengeSpace: number
 }
 
@@ -28,12 +29,9 @@ export function drawChallengeOf(pick: (count: number) => number, poses: Pose[] |
   }
 }
 
-/** Distinct pose orders among `draws` challenges (a lower bound on the space, exact once every order has come up). */
-export function challengeSpace(poses: Pose[] | undefined, draws = 20_000): number {
-  const pick = pickFrom(seededRandom(99))
-  const seen = new Set<string>()
-  for (let i = 0; i < draws; i++) seen.add(drawChallengeOf(pick, poses).poses.join(','))
-  return seen.size
+/** The sequences of poses the server may draw that this attack is tried against. */
+export function challengeSpace(poses: Pose[] | undefined): number {
+  return CHALLENGE_SEQUENCES.filter((sequence) => !poses || sequence.every((pose) => poses.includes(pose))).length
 }
 
 /** `trials` attempts of `attack`, each against a fresh challenge; the same seed gives the same attempts. */
