@@ -44,7 +44,12 @@ const RECORDED = fixed(['left', 'straight', 'right'])
 const REVERSED = fixed(['right', 'straight', 'left'])
 const videoDir = mkdtempSync(join(tmpdir(), 'ofage-fake-camera-'))
 let running: RunningServer
-let uploadServer: ReturnType<typeof Bun.serve>
+/**
+ * Other instances of the service on the same database, each with its own memory: one with the photo
+ * upload on, and two whose content replay guard has not seen the recording yet (it is one woman's frames
+ * in every browser, and the guard refuses a capture whose faces match an earlier one's).
+ */
+const instances: Record<'upload' | 'second' | 'third', { server: ReturnType<typeof Bun.serve>; url: string }> = {} as never
 let challenge: Challenge = RECORDED
 let shop: { id: string; secret: string }
 let adultJpeg: Uint8Array
@@ -57,11 +62,13 @@ beforeAll(async () => {
   running = await startTestServer({ FACE_CHECK: '1' }, { estimator: true, pickChallenge: () => challenge })
   const created = await createClient(running.services.deps, { name: 'Production shop', redirectUris: [SHOP_CALLBACK] })
   shop = { id: created.client.id, secret: created.secret }
-  // The same services with the still-photo upload turned on, on a port of its own.
   const deps = running.services.deps
-  uploadServer = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: (request) => handleUpload(request) })
-  const uploadUrl = `http://127.0.0.1:${uploadServer.port}`
-  const handleUpload = createHandler({ ...deps, config: { ...deps.config, publicUrl: uploadUrl, appUrl: uploadUrl, face: { ...deps.config.face, upload: true } } })
+  for (const name of ['upload', 'second', 'third'] as const) {
+    const server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: (request) => handle(request) })
+    const url = `http://127.0.0.1:${server.port}`
+    const handle = createHandler({ ...deps, config: { ...deps.config, publicUrl: url, appUrl: url, face: { ...deps.config.face, upload: name === 'upload' } } })
+    instances[name] = { server, url }
+  }
 
   // One recording per browser: a real camera never sends the same bytes twice, and the service refuses them.
   for (const variant of [1, 2, 3, 4]) {
@@ -88,7 +95,7 @@ beforeAll(async () => {
 afterAll(async () => {
   if (!runs) return
   await Promise.all(Object.values(cameras).map((browser) => browser.close()))
-  await uploadServer?.stop(true)
+  await Promise.all(Object.values(instances).map((instance) => instance.server.stop(true)))
   await running?.stop()
   await shopServer.stop(true)
   rmSync(videoDir, { recursive: true, force: true })
@@ -139,11 +146,11 @@ async function exchange(code: string, state: string) {
 
 describe.skipIf(!runs)('the live face check in headless Chromium', () => {
   test.each([
-    ['desktop', { width: 1280, height: 900 }],
-    ['phone', { width: 390, height: 844 }],
-  ])('%s: a live person who follows the challenge gets a biometric token', async (name, viewport) => {
+    ['desktop', { width: 1280, height: 900 }, undefined],
+    ['phone', { width: 390, height: 844 }, 'second'],
+  ] as const)('%s: a live person who follows the challenge gets a biometric token', async (name, viewport, instance) => {
     challenge = RECORDED
-    const page = await openPage(name, `face-${name}`, { viewport })
+    const page = await openPage(name, `face-${name}`, { viewport, baseUrl: instance && instances[instance].url })
     expect(await page.textContent('body')).toContain('we estimate at 26 or more')
     await checkWithCamera(page, true)
     await page.waitForURL(`${SHOP_CALLBACK}**`, { timeout: 40_000 })
@@ -158,12 +165,21 @@ describe.skipIf(!runs)('the live face check in headless Chromium', () => {
     await page.context().close()
   }, 90_000)
 
+  test('a recording replayed in a new session is refused as a replay, though every byte differs', async () => {
+    challenge = RECORDED
+    // The desktop test's capture, played again with other marks on every frame (so other bytes).
+    const page = await openPage('screenshots', 'replayed')
+    await checkWithCamera(page, true)
+    expect(await refusal(page)).toContain('These pictures were used before or repeat each other')
+    await page.context().close()
+  }, 90_000)
+
   test('the same recording fails a challenge that asks for the other order, and the camera stays on for another try', async () => {
     challenge = REVERSED
-    const page = await openPage('reversed', 'wrong-order')
+    const page = await openPage('reversed', 'wrong-order', { baseUrl: instances.third.url })
     await checkWithCamera(page, true)
     expect(await refusal(page)).toContain('Your head did not turn as the prompts asked')
-    expect(page.url().startsWith(running.baseUrl)).toBe(true)
+    expect(page.url().startsWith(instances.third.url)).toBe(true)
     expect(await page.locator('video').isVisible()).toBe(true)
     expect(await page.getByRole('button', { name: 'Check my age' }).isEnabled()).toBe(true)
     expect(await page.locator('[data-back]').getAttribute('href')).toBe(SHOP_HOME)
@@ -228,7 +244,7 @@ describe.skipIf(!runs)('the live face check in headless Chromium', () => {
   }, 60_000)
 
   test('with FACE_UPLOAD=on and no camera, the page falls back to a selfie upload, which works (a weak check)', async () => {
-    const page = await openPage('none', 'upload', { viewport: { width: 390, height: 844 }, baseUrl: `http://127.0.0.1:${uploadServer.port}` })
+    const page = await openPage('none', 'upload', { viewport: { width: 390, height: 844 }, baseUrl: instances.upload.url })
     await page.getByRole('button', { name: 'Start camera' }).click()
     await page.getByText('The camera could not be started').waitFor()
     // From a file in the test's own folder, so the browser driver writes no copy of the picture anywhere.

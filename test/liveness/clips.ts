@@ -40,6 +40,9 @@ export function captureFor(turns: readonly ('left' | 'right')[]): { frame: strin
   ]
 }
 
+/** Her two frames nearest frontal: the rigid fit reads them within 5° of each other. */
+const STRAIGHTEST = ['frame_0010.jpg', 'frame_0020.jpg']
+
 /**
  * The segments of a fake camera clip (composeMjpeg) of intel-female-headturn that answers a challenge of
  * `poses`, each prompt shown `holdSeconds`, when the page starts the check `startAt` seconds into the
@@ -55,9 +58,9 @@ export function challengeSegments(poses: readonly ('straight' | 'left' | 'right'
   if (closingFrom + holdSeconds > clipSeconds) throw new Error(`a clip of ${clipSeconds} s is too short for ${phases.length} prompts of ${holdSeconds} s`)
   const shown = { straight: 0, left: 0, right: 0 }
   return phases.map((pose, phase) => {
-    // Each look straight shows frames the others do not where it can: a real camera never sends one picture twice.
-    const pool = pose === 'straight' ? FEMALE.frontal : FEMALE[pose]
-    const frames = [0, 1].map((k) => pool[(2 * shown[pose] + k) % pool.length]!)
+    // A look straight shows her two frames nearest frontal (the others are 9-13° off, which the check's
+    // rigid fit does not count as straight); a second turn the same way shows other frames of it.
+    const frames = pose === 'straight' ? STRAIGHTEST : [0, 1].map((k) => FEMALE[pose][(2 * shown[pose] + k) % FEMALE[pose].length]!)
     shown[pose]++
     const seconds = phase === 0 ? lead + holdSeconds : phase === phases.length - 1 ? clipSeconds - closingFrom : holdSeconds
     return { frames: frames.map((frame) => clipFrame('intel-female-headturn', frame)), seconds }
