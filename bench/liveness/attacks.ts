@@ -220,6 +220,17 @@ export async function buildAttacks(analyser: Analyser): Promise<Attack[]> {
     ...replays('screen'),
     ...replays('blind'),
     {
+      name: 'blind-replay-aligned/intel',
+      summary: 'the same, started so that one of her straightest frames plays 1 s into the check (an attacker who times the start)',
+      expected: 'refused',
+      camera: (random) => {
+        const speed = 0.8 + 0.45 * random()
+        const frontal = ranked('straight')[Math.floor(random() * 2)]!.picture
+        const at = (female.pictures.indexOf(frontal) / female.fps) * 1000
+        return playing(female, at - 1000 * speed + durationMs(female), speed)
+      },
+    },
+    {
       name: 'puppet',
       summary: 'reads each prompt and shows recorded frames of that pose (the clip has left, right and frontal; the nearest for up and down)',
       expected: 'refused',

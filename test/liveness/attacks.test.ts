@@ -53,20 +53,35 @@ describe.skipIf(!hasLivenessClips)('the attack suite, a few attempts each', () =
   }, 60_000)
 
   test('a photo waved and rotated in front of the camera never passes', async () => {
-    const result = await run('waved', 3)
+    const result = await run('waved', 2)
     expect(result.passed).toBe(0)
-    expect(result.livenessFailures).toBe(3)
+    expect(result.livenessFailures).toBe(2)
   }, 60_000)
 
-  test.each(['blind-replay/intel', 'blind-replay/headtrackr'])('a genuine head-turn clip replayed blind never passes (%s)', async (name) => {
-    const result = await run(name, 4)
-    expect(result.passed).toBe(0)
-    expect(result.livenessFailures).toBe(4)
-  }, 60_000)
-
-  test.each(['warp-0.7', 'warp-0.9', 'warp-1.1'])('a 2D warp of one photo toward each prompted pose never passes (%s)', async (name) => {
+  test.each(['blind-replay/intel', 'blind-replay/headtrackr', 'blind-replay-aligned/intel'])('a genuine head-turn clip replayed blind never passes (%s)', async (name) => {
     const result = await run(name, 3)
     expect(result.passed).toBe(0)
     expect(result.livenessFailures).toBe(3)
+  }, 60_000)
+
+  test.each(['screen-replay/intel', 'screen-replay/headtrackr'])('a genuine clip filmed off a screen never passes (%s)', async (name) => {
+    const result = await run(name, 2)
+    expect(result.passed).toBe(0)
+    expect(result.livenessFailures).toBe(2)
+  }, 60_000)
+
+  test('a puppet reading the prompts passes only where it has a recording of every pose asked for', async () => {
+    // The honest limit (docs/security.md): on challenges of poses it has, it passes like the genuine capture.
+    const answerable = await run('puppet-has-every-pose', 3)
+    expect(answerable.passed).toBe(3)
+    // On the server's whole space, 240 of whose 256 sequences ask for up or down, which it has no recording of, it fails.
+    const result = await run('puppet', 4)
+    expect(result.passed).toBe(0)
+  }, 60_000)
+
+  test.each(['warp-0.7', 'warp-0.9', 'warp-1.1'])('a 2D warp of one photo toward each prompted pose never passes (%s)', async (name) => {
+    const result = await run(name, 2)
+    expect(result.passed).toBe(0)
+    expect(result.livenessFailures).toBe(2)
   }, 60_000)
 })
