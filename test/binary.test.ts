@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { createLocalJWKSet, jwtVerify, type JWK } from 'jose'
 import pkg from '../package.json' with { type: 'json' }
 import { basic, freePort, freshDatabaseUrl, onPostgres, REDIRECT_URI, waitUntilReady } from './helpers.ts'
-import type { Turn } from '../src/liveness/challenge.ts'
+import type { Pose } from '../src/liveness/challenge.ts'
 import { captureFor, clipFrame, hasLivenessClips } from './liveness/clips.ts'
 import { callback, testBrowser } from './verification/browser.ts'
 
@@ -113,15 +113,27 @@ describe.skipIf(!built)('the compiled binary', () => {
     await waitUntilReady(baseUrl)
     const ready = (await (await fetch(`${baseUrl}/readyz`)).json()) as { checks: { estimator?: boolean } }
     expect(ready.checks.estimator).toBe(true)
-    const browser = testBrowser({ baseUrl })
-    const { page } = await browser.open({ client_id: client.client_id, state: 'face' })
-    const challengePath = /data-challenge="([^"]+)"/.exec(page.html)![1]!.replaceAll('&amp;', '&')
-    const challenge = (await (await browser.post(challengePath, { csrf: page.csrf! })).json()) as { challenge: string; turns: Turn[] }
+    // The clip never nods, and its straight frames are too few for a middle "look straight" in real bytes:
+    // open sessions until one draws left and right only (4 of the 256 sequences; sessions are free).
+    let opened: { browser: ReturnType<typeof testBrowser>; page: Awaited<ReturnType<ReturnType<typeof testBrowser>['open']>>['page']; challenge: { challenge: string; poses: Pose[]; hold_ms: number[] } }
+    for (;;) {
+      const browser = testBrowser({ baseUrl })
+      const { page } = await browser.open({ client_id: client.client_id, state: 'face' })
+      const challengePath = /data-challenge="([^"]+)"/.exec(page.html)![1]!.replaceAll('&amp;', '&')
+      const challenge = (await (await browser.post(challengePath, { csrf: page.csrf! })).json()) as { challenge: string; poses: Pose[]; hold_ms: number[] }
+      if (challenge.poses.every((pose) => pose === 'left' || pose === 'right')) {
+        opened = { browser, page, challenge }
+        break
+      }
+    }
+    const { browser, page, challenge } = opened
+    // An answer sooner than the prompts could be shown is refused.
+    await Bun.sleep(challenge.hold_ms.reduce((sum, ms) => sum + ms, 0))
     // A live capture that follows the challenge: real frames of a head turning (shared/liveness).
     const form = new FormData()
     form.set('csrf', page.csrf!)
     form.set('challenge', challenge.challenge)
-    const capture = captureFor(challenge.turns)
+    const capture = captureFor(challenge.poses)
     form.set('phases', capture.map((shot) => shot.phase).join(','))
     for (const shot of capture) form.append('frame', new File([clipFrame('intel-female-headturn', shot.frame)], shot.frame, { type: 'image/jpeg' }))
     const response = await browser.request(page.action('/methods/face'), { method: 'POST', body: form })

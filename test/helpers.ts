@@ -2,6 +2,7 @@ import type { SQL } from 'drizzle-orm'
 import postgres from 'postgres'
 import type { Database } from '../src/db/client.ts'
 import type { AgeEstimator } from '../src/estimator/types.ts'
+import type { Challenge } from '../src/liveness/challenge.ts'
 import { createApp, createHandler } from '../src/app.tsx'
 import { startServices } from '../src/boot.ts'
 import { loadConfig, type Config } from '../src/config.ts'
@@ -62,11 +63,11 @@ export function testConfig(env: Record<string, string | undefined> = {}): Config
 export type TestContext = Awaited<ReturnType<typeof createTestContext>>
 
 /** An app on a fresh, migrated database with a frozen clock; requests go through `app.handle`. */
-export async function createTestContext(options: { env?: Record<string, string>; log?: Logger; estimator?: AgeEstimator } = {}) {
+export async function createTestContext(options: { env?: Record<string, string>; log?: Logger; estimator?: AgeEstimator; pickChallenge?: () => Challenge } = {}) {
   const database = await freshDatabaseUrl()
   const clock = fixedClock('2026-11-22T12:00:00.000Z')
   const config = testConfig({ DATABASE_URL: database.url, ...options.env })
-  const services = await startServices(config, { clock, log: options.log ?? silentLogger })
+  const services = await startServices(config, { clock, log: options.log ?? silentLogger, pickChallenge: options.pickChallenge })
   const deps = { ...services.deps, ...(options.estimator && { estimator: options.estimator }) }
   const app = createApp(deps)
   const handle = createHandler(deps, app)

@@ -51,7 +51,7 @@ export const DEFAULT_LIVENESS_POLICY: LivenessPolicy = {
   minYaw: 18,
   minPitch: 15,
   frontalThreshold: 0.15,
-  maxFrontalAngle: 10,
+  maxFrontalAngle: 15,
   maxRigidPerTurn: 0.22,
   maxRigidPerDegree: 0.0016,
   minSimilarity: 0.55,

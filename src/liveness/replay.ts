@@ -24,6 +24,7 @@ export function createReplayGuard(options: { ttlMs: number; maxEntries: number; 
   const sketches = new Float32Array(options.maxEntries * SKETCH_SIZE)
   const owners = new Int32Array(options.maxEntries).fill(-1)
   const expiries = new Float64Array(options.maxEntries)
+  const positions = new Int32Array(options.maxEntries)
   let next = 0
   let captures = 0
 
@@ -38,7 +39,7 @@ export function createReplayGuard(options: { ttlMs: number; maxEntries: number; 
     /**
      * Records a capture (its frames' byte digests and analyses) and says whether it replays an earlier
      * one: any frame byte for byte, or at least `minShare` of its faces (and two or more) each within
-     * `tolerance` of a face of one earlier capture.
+     * `tolerance` of a face of one earlier capture, in that capture's order.
      */
     replayed(frameDigests: string[], analyses: FrameAnalysis[], now: number): boolean {
       forgetExpired(now)
@@ -51,22 +52,25 @@ export function createReplayGuard(options: { ttlMs: number; maxEntries: number; 
 
       const faces = analyses.map((analysis) => analysis.faces[0]).filter((face) => face !== undefined)
       const current = faces.map((face) => sketch(face, projection)).filter((value) => value !== undefined)
-      const matched = new Map<number, number>()
-      for (const probe of current) {
-        const alike = new Set<number>()
+      // For each earlier capture, which of its stored faces (by position) each of ours is within tolerance of.
+      const alike = new Map<number, { position: number; index: number }[]>()
+      for (const [index, probe] of current.entries()) {
         for (let slot = 0; slot < options.maxEntries; slot++) {
-          if (owners[slot]! < 0 || expiries[slot]! <= now || alike.has(owners[slot]!)) continue
-          if (distance(sketches, slot, probe) <= tolerance) alike.add(owners[slot]!)
+          const owner = owners[slot]!
+          if (owner < 0 || expiries[slot]! <= now || distance(sketches, slot, probe) > tolerance) continue
+          const pairs = alike.get(owner) ?? []
+          pairs.push({ position: positions[slot]!, index })
+          alike.set(owner, pairs)
         }
-        for (const owner of alike) matched.set(owner, (matched.get(owner) ?? 0) + 1)
       }
       const needed = Math.max(2, Math.ceil(minShare * current.length))
-      if (current.length > 0 && [...matched.values()].some((count) => count >= needed)) replayed = true
+      if (current.length > 0 && [...alike.values()].some((pairs) => inOrder(pairs) >= needed)) replayed = true
 
       const id = captures++ % 0x7fffffff
-      for (const probe of current) {
+      for (const [position, probe] of current.entries()) {
         sketches.set(probe, next * SKETCH_SIZE)
         owners[next] = id
+        positions[next] = position
         expiries[next] = now + options.ttlMs
         next = (next + 1) % options.maxEntries
       }
@@ -79,11 +83,12 @@ export function createReplayGuard(options: { ttlMs: number; maxEntries: number; 
 export const SKETCH_SIZE = 24
 /**
  * RMS distance (inter-ocular distances, per normalised coordinate) under which two faces count as one
- * picture: a frame and its re-encoding at quality 70, resized 1% or shifted 3 px measured 0.007 median;
- * 1% of pixels replaced by noise 0.010 median (docs/decisions.md).
+ * picture. Measured on the clips (docs/decisions.md): a frame and its re-encoding at quality 70, resized
+ * 1% or shifted 3 px, 0.007 median (0.04 at most); 1% of pixels replaced by noise 0.008-0.085 (half
+ * under 0.022); the same woman's other frames 0.017-0.096 from the nearest frame of a first capture.
  */
-const DEFAULT_TOLERANCE = 0.02
-const DEFAULT_MIN_SHARE = 0.6
+const DEFAULT_TOLERANCE = 0.025
+const DEFAULT_MIN_SHARE = 0.5
 
 /**
  * The mesh in the face's own frame: origin between the outer eye corners, x along the eye line, unit
@@ -122,6 +127,24 @@ function randomProjection(): Float32Array {
     matrix[i] = Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v)
   }
   return matrix
+}
+
+/** The most pairs (earlier position, our index) that keep both orders: a longest common subsequence. */
+function inOrder(pairs: { position: number; index: number }[]): number {
+  const sorted = [...pairs].sort((a, b) => a.index - b.index || b.position - a.position)
+  // Longest strictly increasing subsequence of positions; within one index positions fall, so it uses each index once.
+  const tails: number[] = []
+  for (const { position } of sorted) {
+    let low = 0
+    let high = tails.length
+    while (low < high) {
+      const middle = (low + high) >> 1
+      if (tails[middle]! < position) low = middle + 1
+      else high = middle
+    }
+    tails[low] = position
+  }
+  return tails.length
 }
 
 function distance(store: Float32Array, slot: number, probe: Float32Array): number {

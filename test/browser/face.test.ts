@@ -9,7 +9,7 @@ import type { Challenge } from '../../src/liveness/challenge.ts'
 import { createClient } from '../../src/oauth/clients.ts'
 import { closeUpJpeg } from '../estimator/sample-photos.ts'
 import { basic, queryRows } from '../helpers.ts'
-import { challengeSegments, composeMjpeg, hasLivenessClips, LIVENESS_DIR } from '../liveness/clips.ts'
+import { challengeFor, challengeSegments, composeMjpeg, hasLivenessClips, LIVENESS_DIR } from '../liveness/clips.ts'
 import { axeViolations, hasChromium, launchChromium, startTestServer, updatingScreenshots, type RunningServer } from './chromium.ts'
 
 /**
@@ -37,11 +37,10 @@ if (hasChromium && !hasLivenessClips) {
 const HOLD = 1.6
 const CLIP_SECONDS = 10
 const START_AT = 0.4
-const fixed = (poses: Challenge['poses']): Challenge => ({ poses, holdMs: Array.from({ length: poses.length + 2 }, () => HOLD * 1000) })
 /** What the recording does: her left, back to straight, her right. */
-const RECORDED = fixed(['left', 'straight', 'right'])
+const RECORDED = challengeFor(['left', 'straight', 'right'], HOLD * 1000)
 /** The same prompts the other way round, which the recording cannot answer. */
-const REVERSED = fixed(['right', 'straight', 'left'])
+const REVERSED = challengeFor(['right', 'straight', 'left'], HOLD * 1000)
 const videoDir = mkdtempSync(join(tmpdir(), 'ofage-fake-camera-'))
 let running: RunningServer
 /**

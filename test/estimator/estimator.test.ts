@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import jpeg from 'jpeg-js'
 import { PNG } from 'pngjs'
 import { createHumanEngine, type HumanEngine } from '../../src/estimator/human-engine.ts'
+import { MESH, MESH_POINTS } from '../../src/estimator/mesh-points.ts'
 import { orient, type RgbImage } from '../../src/estimator/image.ts'
 import { createAgeEstimator } from '../../src/estimator/pool.ts'
 import { laplacianVariance } from '../../src/estimator/sharpness.ts'
@@ -142,6 +143,12 @@ describe('Human engine (in-process)', () => {
       expect(Object.keys(face.landmarks!).sort()).toEqual(['leftEye', 'mouthLeft', 'mouthRight', 'nose', 'rightEye'])
       expect(Math.abs(face.pose!.yaw)).toBeLessThan(30)
       expect(Math.hypot(...face.descriptor!)).toBeCloseTo(1, 2)
+      // And the mesh points with depth that the rigid fit reads: in the frame's pixels (the nose tip where
+      // the landmark says), the nose tip nearer the camera than the cheeks' silhouette.
+      expect(face.mesh).toHaveLength(MESH_POINTS.length)
+      const nose = face.mesh![MESH[1]]!
+      expect(Math.hypot(nose[0] - face.landmarks!.nose[0], nose[1] - face.landmarks!.nose[1])).toBeLessThan(1.5)
+      for (const cheek of [MESH[234], MESH[454]]) expect(face.mesh![cheek]![2]).toBeGreaterThan(nose[2] + 0.05 * face.box.width)
     }
   }, LOAD_TIMEOUT)
 

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import jpeg from 'jpeg-js'
+import type { Challenge, Pose } from '../../src/liveness/challenge.ts'
 
 /**
  * The camera clips in shared/liveness (each folder's README.txt has its source and licence; the Intel
@@ -23,20 +24,35 @@ export const FEMALE = {
   right: ['frame_0023.jpg', 'frame_0024.jpg', 'frame_0025.jpg', 'frame_0026.jpg', 'frame_0027.jpg', 'frame_0028.jpg'],
 }
 
+/** The poses intel-female-headturn can answer: nobody in shared/liveness nods, so never up or down. */
+export type ClipPose = 'straight' | 'left' | 'right'
+
 /**
- * The frames a visitor answering `turns` sends (frames of intel-female-headturn, as the page takes
- * them): two under each prompt, "look straight", each turn, "look straight again", with those phases.
+ * A challenge a recording of intel-female-headturn can answer, for a test to fix (AppDeps.pickChallenge):
+ * these poses, each prompt held the shortest time.
  */
-export function captureFor(turns: readonly ('left' | 'right')[]): { frame: string; phase: number; frontal: boolean }[] {
+export function challengeFor(poses: readonly ClipPose[], holdMs = 1100): Challenge {
+  return { poses: [...poses], holdMs: Array.from({ length: poses.length + 2 }, () => holdMs) }
+}
+
+/**
+ * The frames a visitor answering `poses` sends (frames of intel-female-headturn, as the page takes
+ * them): two under each prompt, "look straight", each prompt, "look straight again", with those phases.
+ * A "straight" between turns shows 0039 and 0049, byte for byte 0020 and 0010: usable only where the
+ * bytes are scripted (the unit and in-process tests), never as real frames of one capture.
+ */
+export function captureFor(poses: readonly Pose[]): { frame: string; phase: number; frontal: boolean }[] {
   const straight = (frames: string[], phase: number) => frames.map((frame) => ({ frame, phase, frontal: true }))
   return [
     ...straight([FEMALE.frontal[0]!, FEMALE.frontal[1]!], 0),
     // A second turn the same way shows other frames: a real camera never sends the same picture twice.
-    ...turns.flatMap((turn, k) => {
-      const earlier = turns.slice(0, k).filter((other) => other === turn).length
-      return FEMALE[turn].slice(2 * earlier, 2 * earlier + 2).map((frame) => ({ frame, phase: k + 1, frontal: false }))
+    ...poses.flatMap((pose, k) => {
+      if (pose === 'straight') return straight(['frame_0039.jpg', 'frame_0049.jpg'], k + 1)
+      if (pose !== 'left' && pose !== 'right') throw new Error(`intel-female-headturn never looks ${pose}`)
+      const earlier = poses.slice(0, k).filter((other) => other === pose).length
+      return FEMALE[pose].slice(2 * earlier, 2 * earlier + 2).map((frame) => ({ frame, phase: k + 1, frontal: false }))
     }),
-    ...straight([FEMALE.frontal[2]!, FEMALE.frontal[3]!], turns.length + 1),
+    ...straight([FEMALE.frontal[2]!, FEMALE.frontal[3]!], poses.length + 1),
   ]
 }
 
@@ -51,7 +67,7 @@ const STRAIGHTEST = ['frame_0010.jpg', 'frame_0020.jpg']
  * fall in the middle of the pose whether the check starts a little early or up to a third of a hold late.
  * The clip shows only what she did: straight, her left and her right.
  */
-export function challengeSegments(poses: readonly ('straight' | 'left' | 'right')[], holdSeconds: number, startAt: number, clipSeconds: number): { frames: Uint8Array[]; seconds: number }[] {
+export function challengeSegments(poses: readonly ClipPose[], holdSeconds: number, startAt: number, clipSeconds: number): { frames: Uint8Array[]; seconds: number }[] {
   const phases = ['straight' as const, ...poses, 'straight' as const]
   const lead = startAt + 0.2 * holdSeconds
   const closingFrom = lead + (phases.length - 1) * holdSeconds
@@ -67,11 +83,31 @@ export function challengeSegments(poses: readonly ('straight' | 'left' | 'right'
   })
 }
 
+/**
+ * The 2D warp attack's frames as recorded (record-frames.ts): a frontal photo with the nose region slid
+ * `direction` by `strength` inter-ocular distances over a Gaussian of `radius` inter-ocular distances.
+ */
+export const WARP_PHOTOS = [
+  ['intel-female-headturn', 'frame_0010.jpg'],
+  ['intel-male-frontal', 'frame_0001.jpg'],
+  ['spoof-gracehopper-still', 'frame_0001.jpg'],
+] as const
+export const WARP_DIRECTIONS = { left: [1, 0], right: [-1, 0], up: [0, -1], down: [0, 1] } as const
+export const WARP_SETTINGS = [
+  [0.5, 0.6],
+  [0.75, 0.9],
+  [1, 0.9],
+  [1.3, 0.9],
+  [1.3, 1.2],
+] as const
+export const warpKey = (clip: string, frame: string, pose: keyof typeof WARP_DIRECTIONS, strength: number, radius: number) => `warp:${clip}/${frame}:${pose}:${strength}:${radius}`
+
 export const RECORDED_FRAMES: Record<string, string[]> = {
   // 0049 and 0039 repeat 0010 and 0020: the unit tests use them as a later look straight.
   'intel-female-headturn': [...FEMALE.frontal, 'frame_0039.jpg', 'frame_0049.jpg', ...FEMALE.left, ...FEMALE.right],
   'intel-male-frontal': ['frame_0001.jpg', 'frame_0013.jpg', 'frame_0025.jpg', 'frame_0037.jpg', 'frame_0049.jpg', 'frame_0061.jpg'],
   'spoof-gracehopper-still': ['frame_0001.jpg'],
+  'headtrackr-capture4-sideways': ['frame_0010.jpg', 'frame_0020.jpg', 'frame_0030.jpg', 'frame_0040.jpg'],
   'spoof-gracehopper-waved': ['frame_0001.jpg', 'frame_0009.jpg', 'frame_0017.jpg', 'frame_0025.jpg', 'frame_0033.jpg', 'frame_0041.jpg', 'frame_0049.jpg', 'frame_0057.jpg'],
 }
 

@@ -2,10 +2,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:tes
 import { decodeJwt } from 'jose'
 import { EstimatorBusyError, ImageDecodeError, type AgeEstimator, type AgeViews, type FaceObservation, type FrameAnalysis } from '../../src/estimator/types.ts'
 import { updateClient } from '../../src/oauth/clients.ts'
-import type { Turn } from '../../src/liveness/challenge.ts'
+import { CHALLENGE_SEQUENCES, pickChallenge, type Pose } from '../../src/liveness/challenge.ts'
 import { createTestContext, json, REDIRECT_URI, type TestContext } from '../helpers.ts'
 import { captureFor } from '../liveness/clips.ts'
+import { atAnotherMoment } from '../liveness/moments.ts'
 import recorded from '../liveness/fixtures/recorded-frames.json' with { type: 'json' }
+import { MAX_FRAMES } from '../../src/verification/methods/face.tsx'
 import { backLink, callback, readPage, testBrowser, type PageForms } from './browser.ts'
 
 /**
@@ -13,7 +15,9 @@ import { backLink, callback, readPage, testBrowser, type PageForms } from './bro
  * real model is tested in test/estimator and end to end in test/browser. Each frame's bytes choose the
  * analysis: "face:AGE", "none", "two", "garbage", "busy", or "rec:CLIP/FRAME[@AGE]", what the real
  * estimator said of that frame of a shared/liveness clip (test/liveness/fixtures), with its age replaced.
- * Anything after a "#" only makes the bytes unique, as two frames of a real camera always are.
+ * Anything after a "#" only makes the bytes unique, as two frames of a real camera always are, and
+ * makes a recorded face another moment's (test/liveness/moments.ts); after a "~", only the bytes change:
+ * the same picture re-encoded.
  */
 class ScriptedEstimator implements AgeEstimator {
   readonly ready = Promise.resolve()
@@ -25,7 +29,9 @@ class ScriptedEstimator implements AgeEstimator {
     this.views.push(views)
     if (script.startsWith('rec:')) {
       const [key, age] = script.slice(4).split('@')
-      const analysis = structuredClone((recorded as unknown as Record<string, FrameAnalysis>)[key!]!)
+      // Each distinct frame is the clip's picture at another moment: a real camera never shows the
+      // same face twice to the content replay guard, unless the very frame is sent again.
+      const analysis = atAnotherMoment(structuredClone((recorded as unknown as Record<string, FrameAnalysis>)[key!]!), new TextDecoder().decode(image).split('~')[0]!)
       if (age) for (const face of analysis.faces) face.age = Number(age)
       return analysis
     }
@@ -42,9 +48,16 @@ let ctx: TestContext
 let estimator: ScriptedEstimator
 let shop: Awaited<ReturnType<TestContext['createClient']>>
 
+/** Sequences intel-female-headturn can answer (it never nods): 16 of the 256. */
+const CLIP_SEQUENCES = CHALLENGE_SEQUENCES.filter((poses) => poses.every((pose) => pose === 'left' || pose === 'right' || pose === 'straight'))
+/** A drawn challenge (random holds) whose poses the clip can answer: the test-only picker. */
+const pickClipChallenge = () => pickChallenge((count) => (count === CHALLENGE_SEQUENCES.length ? CHALLENGE_SEQUENCES.indexOf(CLIP_SEQUENCES[Math.floor(Math.random() * CLIP_SEQUENCES.length)]!) : Math.floor(Math.random() * count)))
+/** Another sequence the clip can answer: a recording of `poses` answering it must fail. */
+const otherThan = (poses: readonly Pose[]) => [...CLIP_SEQUENCES.find((other) => other.join() !== poses.join())!]
+
 beforeAll(async () => {
   estimator = new ScriptedEstimator()
-  ctx = await createTestContext({ estimator })
+  ctx = await createTestContext({ estimator, pickChallenge: pickClipChallenge })
   shop = await ctx.createClient({ name: 'Wine shop' })
 })
 afterAll(() => ctx.close())
@@ -73,26 +86,33 @@ function postFrames(browser: Browser, action: string, csrf: string, frames: stri
 /** Where the face form's script asks for its challenge (the form's data-challenge). */
 const challengePath = (page: PageForms) => /data-challenge="([^"]+)"/.exec(page.html)![1]!.replaceAll('&amp;', '&')
 
-/** Asks for the session's live challenge, as the page's script does. */
-async function askChallenge(browser: Browser, page: PageForms): Promise<{ status: number; challenge?: string; turns?: Turn[]; expires_in?: number }> {
+type AskedChallenge = { status: number; challenge?: string; poses?: Pose[]; hold_ms?: number[]; expires_in?: number }
+
+/**
+ * Asks for the session's live challenge, as the page's script does, then lets the time pass that showing
+ * its prompts takes (unless `wait` is false): an answer sooner than that is refused.
+ */
+async function askChallenge(browser: Browser, page: PageForms, wait = true): Promise<AskedChallenge> {
   const response = await browser.post(challengePath(page), { csrf: page.csrf! })
-  return { status: response.status, ...(response.status === 200 ? await response.json() : {}) }
+  const body: AskedChallenge = { status: response.status, ...(response.status === 200 ? await response.json() : {}) }
+  if (wait && body.hold_ms) ctx.clock.advance(body.hold_ms.reduce((sum, ms) => sum + ms, 0))
+  return body
 }
 
 let unique = 0
 const rec = (frame: string, age?: number) => `rec:intel-female-headturn/${frame}${age === undefined ? '' : `@${age}`}#${unique++}`
 
-/** The frames a visitor answering `turns` sends (test/liveness/clips.ts), the frontal ones estimated at `age`. */
-function answer(turns: readonly Turn[], age: number): { frames: string[]; phases: string } {
-  const capture = captureFor(turns)
+/** The frames a visitor answering `poses` sends (test/liveness/clips.ts), the frontal ones estimated at `age`. */
+function answer(poses: readonly Pose[], age: number): { frames: string[]; phases: string } {
+  const capture = captureFor(poses)
   return { frames: capture.map((shot) => rec(shot.frame, shot.frontal ? age : undefined)), phases: capture.map((shot) => shot.phase).join(',') }
 }
 
 /** A whole live check: challenge, then a capture that follows it (or the order given), with frontal faces of `age`. */
-async function liveCheck(browser: Browser, page: PageForms, age: number, options: { turns?: Turn[]; json?: boolean } = {}) {
+async function liveCheck(browser: Browser, page: PageForms, age: number, options: { poses?: Pose[]; json?: boolean } = {}) {
   const challenge = await askChallenge(browser, page)
   expect(challenge.status).toBe(200)
-  const { frames, phases } = answer(options.turns ?? challenge.turns!, age)
+  const { frames, phases } = answer(options.poses ?? challenge.poses!, age)
   const headers: Record<string, string> = options.json ? { accept: 'application/json' } : {}
   return postFrames(browser, page.action('/methods/face'), page.csrf!, frames, { challenge: challenge.challenge!, phases }, headers)
 }
@@ -171,14 +191,16 @@ describe('the face method on the page', () => {
 })
 
 describe('the live challenge', () => {
-  test('is issued per session as JSON: one of the fixed orders, valid for two minutes, never cached', async () => {
+  test('is issued per session as JSON: poses and how long each is held, valid for two minutes, never cached', async () => {
     const { browser, page } = await openFacePage()
     const response = await browser.post(challengePath(page), { csrf: page.csrf! })
     expect(response.status).toBe(200)
     expect(response.headers.get('cache-control')).toBe('no-store')
     const body = await response.json()
     expect(body.challenge).toMatch(/^[A-Za-z0-9_-]{24}$/)
-    expect([['left', 'right'], ['right', 'left'], ['left', 'right', 'left'], ['right', 'left', 'right']]).toContainEqual(body.turns)
+    expect(CHALLENGE_SEQUENCES).toContainEqual(body.poses)
+    expect(body.hold_ms.length).toBe(body.poses.length + 2)
+    expect(body.turns).toBeUndefined()
     expect(body.expires_in).toBe(120)
   })
 
@@ -192,7 +214,7 @@ describe('the live challenge', () => {
     await askChallenge(browser, page)
     const second = await askChallenge(browser, page)
     expect(second.status).toBe(200)
-    const { frames, phases } = answer(second.turns!.length === 2 ? [...second.turns!].reverse() as Turn[] : ['left', 'right'], 30)
+    const { frames, phases } = answer(otherThan(second.poses!), 30)
     const failed = await postFrames(browser, page.action('/methods/face'), page.csrf!, frames, { challenge: second.challenge!, phases })
     expect(await failed.text()).toContain('3 attempts left')
   })
@@ -250,8 +272,7 @@ describe('POST /s/{id}/methods/face (live capture)', () => {
   test('the same capture answering the other order fails, counts an attempt and may be tried again', async () => {
     const { browser, page } = await openFacePage()
     const challenge = await askChallenge(browser, page)
-    const reversed = [...challenge.turns!].reverse() as Turn[]
-    const { frames, phases } = answer(reversed.length === 3 ? ['left', 'right'] : reversed, 30)
+    const { frames, phases } = answer(otherThan(challenge.poses!), 30)
     const failed = await postFrames(browser, page.action('/methods/face'), page.csrf!, frames, { challenge: challenge.challenge!, phases })
     const html = await failed.text()
     expect(html).toContain('Your head did not turn as the prompts asked')
@@ -278,7 +299,7 @@ describe('POST /s/{id}/methods/face (live capture)', () => {
   test('a challenge is used once: a second capture with the same id is refused without counting an attempt', async () => {
     const { browser, page } = await openFacePage()
     const challenge = await askChallenge(browser, page)
-    const first = answer(challenge.turns!, 22)
+    const first = answer(challenge.poses!, 22)
     // Wrong turns on purpose, so that the first capture fails but uses the challenge up.
     await postFrames(browser, page.action('/methods/face'), page.csrf!, answer(['left'], 40).frames, { challenge: challenge.challenge!, phases: answer(['left'], 40).phases })
     const second = await postFrames(browser, page.action('/methods/face'), page.csrf!, first.frames, { challenge: challenge.challenge!, phases: first.phases })
@@ -292,7 +313,7 @@ describe('POST /s/{id}/methods/face (live capture)', () => {
     const other = await openFacePage()
     const stolen = await askChallenge(other.browser, other.page)
     const { browser, page } = await openFacePage()
-    const { frames, phases } = answer(stolen.turns!, 40)
+    const { frames, phases } = answer(stolen.poses!, 40)
     const response = await postFrames(browser, page.action('/methods/face'), page.csrf!, frames, { challenge: stolen.challenge!, phases })
     expect(response.status).toBe(400)
     expect(await response.text()).toContain('took too long or was already used')
@@ -302,7 +323,7 @@ describe('POST /s/{id}/methods/face (live capture)', () => {
     const { browser, page } = await openFacePage()
     const challenge = await askChallenge(browser, page)
     ctx.clock.advance(120_001)
-    const { frames, phases } = answer(challenge.turns!, 40)
+    const { frames, phases } = answer(challenge.poses!, 40)
     const late = await postFrames(browser, page.action('/methods/face'), page.csrf!, frames, { challenge: challenge.challenge!, phases })
     expect(late.status).toBe(400)
     expect(await late.text()).toContain('took too long')
@@ -311,14 +332,51 @@ describe('POST /s/{id}/methods/face (live capture)', () => {
   test("frames taken from another session's capture are refused, even with a fresh challenge", async () => {
     const first = await openFacePage()
     const challenge = await askChallenge(first.browser, first.page)
-    const capture = answer(challenge.turns!, 24)
+    const capture = answer(challenge.poses!, 24)
     await postFrames(first.browser, first.page.action('/methods/face'), first.page.csrf!, capture.frames, { challenge: challenge.challenge!, phases: capture.phases })
     const { browser, page } = await openFacePage()
     const fresh = await askChallenge(browser, page)
     // The same bytes, labelled for the fresh challenge (whose number of turns may differ).
-    const phases = capture.frames.map((_, i) => Math.round((i * (fresh.turns!.length + 1)) / (capture.frames.length - 1))).join(',')
+    const phases = capture.frames.map((_, i) => Math.round((i * (fresh.poses!.length + 1)) / (capture.frames.length - 1))).join(',')
     const replay = await postFrames(browser, page.action('/methods/face'), page.csrf!, capture.frames, { challenge: fresh.challenge!, phases })
     expect(await replay.text()).toContain('These pictures were used before')
+  })
+
+  test('replay with re-encoded or noised frames is refused: the content guard sees the same faces in new bytes', async () => {
+    const first = await openFacePage()
+    const challenge = await askChallenge(first.browser, first.page)
+    const capture = answer(challenge.poses!, 24)
+    await postFrames(first.browser, first.page.action('/methods/face'), first.page.csrf!, capture.frames, { challenge: challenge.challenge!, phases: capture.phases })
+    const { browser, page } = await openFacePage()
+    const fresh = await askChallenge(browser, page)
+    const reencoded = capture.frames.map((frame) => `${frame}~q70`)
+    const phases = capture.frames.map((_, i) => Math.round((i * (fresh.poses!.length + 1)) / (capture.frames.length - 1))).join(',')
+    const replay = await postFrames(browser, page.action('/methods/face'), page.csrf!, reencoded, { challenge: fresh.challenge!, phases })
+    expect(await replay.text()).toContain('used before')
+  })
+
+  test('a genuine re-capture by the same person is not a replay: the same clip at other moments passes again', async () => {
+    for (let i = 0; i < 2; i++) {
+      const { browser, page } = await openFacePage()
+      expect(callback(await liveCheck(browser, page, 35))?.state).toBe('st')
+    }
+  })
+
+  test('a capture answered faster than the prompts could be shown is refused, the attempt counts and the challenge is used', async () => {
+    const { browser, page } = await openFacePage()
+    const challenge = await askChallenge(browser, page, false)
+    const total = challenge.hold_ms!.reduce((sum, ms) => sum + ms, 0)
+    ctx.clock.advance(total - 1000)
+    const { frames, phases } = answer(challenge.poses!, 40)
+    const early = await postFrames(browser, page.action('/methods/face'), page.csrf!, frames, { challenge: challenge.challenge!, phases })
+    expect(early.status).toBe(200)
+    const html = await early.text()
+    expect(html).toContain('did not turn as the prompts asked')
+    expect(html).toContain('4 attempts left')
+    expect(estimator.frames).toEqual([])
+    ctx.clock.advance(1000)
+    const again = await postFrames(browser, page.action('/methods/face'), page.csrf!, frames, { challenge: challenge.challenge!, phases })
+    expect(await again.text()).toContain('took too long or was already used')
   })
 
   test('without a challenge, a still photo is refused when uploads are off (the default), and no attempt counts', async () => {
@@ -335,7 +393,7 @@ describe('POST /s/{id}/methods/face (live capture)', () => {
     const { browser, page } = await openFacePage()
     for (const phases of ['0,0,1', '0,1,0,2,2,3,3,3', '0,0,1,1,2,2,9,9']) {
       const challenge = await askChallenge(browser, page)
-      const { frames } = answer(challenge.turns!.slice(0, 2) as Turn[], 40)
+      const { frames } = answer(challenge.poses!.slice(0, 2), 40)
       const response = await postFrames(browser, page.action('/methods/face'), page.csrf!, frames, { challenge: challenge.challenge!, phases })
       expect(response.status).toBe(400)
       expect(await response.text()).toContain('could not be read')
@@ -355,7 +413,7 @@ describe('POST /s/{id}/methods/face (live capture)', () => {
   test('busy: 503 with Retry-After, the reason on the page, no attempt counted', async () => {
     const { browser, page } = await openFacePage()
     const challenge = await askChallenge(browser, page)
-    const { phases } = answer(challenge.turns!, 40)
+    const { phases } = answer(challenge.poses!, 40)
     const frames = phases.split(',').map(() => 'busy')
     const busy = await postFrames(browser, page.action('/methods/face'), page.csrf!, frames, { challenge: challenge.challenge!, phases })
     expect(busy.status).toBe(503)
@@ -435,7 +493,7 @@ describe('POST /s/{id}/methods/face with FACE_UPLOAD=on (a still photo, document
   test('an unreadable picture, no picture, or too many pictures is 400 and no attempt', async () => {
     const { browser, page } = await open()
     const action = page.action('/methods/face')
-    for (const frames of [['garbage'], [], Array(13).fill('face:40')]) {
+    for (const frames of [['garbage'], [], Array(MAX_FRAMES + 1).fill('face:40')]) {
       const response = await postFrames(browser, action, page.csrf!, frames)
       expect(response.status).toBe(400)
       const html = await response.text()
