@@ -76,7 +76,7 @@ export function formatResult(result: AttackResult): string {
     .map(([failure, count]) => `${failure} ${count}`)
     .join(', ')
   return [
-    result.attack.padEnd(24),
+    result.attack.padEnd(28),
     `${percent(result.rate).padStart(6)} (${percent(result.low)}-${percent(result.high)})`.padEnd(24),
     `${result.passed}/${result.trials}`.padEnd(9),
     `liveness ${result.livenessFailures}, age ${result.ageFailures}`.padEnd(24),
