@@ -1,8 +1,9 @@
-// The face check's camera. It asks the server for a live challenge (an order of head turns chosen
-// there), shows one prompt after another while it takes two frames under each, and posts the frames
-// with the prompt each was taken under. The camera stays on between tries; the answer comes back as
-// JSON, so a refusal is shown in place and an approval goes on to the site. Frames go only to this
-// server. Without a camera, the file input (only where the operator allows uploads) or other ways.
+// The face check's camera. It asks the server for a live challenge (poses, and how long each is shown,
+// both chosen there), shows one prompt after another for its time, takes two frames late under each,
+// and posts the frames with the prompt each was taken under. The camera stays on between tries; the
+// answer comes back as JSON, so a refusal is shown in place and an approval goes on to the site. Frames
+// go only to this server. Without a camera, the file input (only where the operator allows uploads) or
+// other ways.
 ;(() => {
   const form = document.querySelector('[data-face-form]')
   if (!form) return
@@ -19,14 +20,14 @@
   const media = navigator.mediaDevices
   const canCapture = media && typeof media.getUserMedia === 'function' && typeof FormData !== 'undefined' && typeof fetch === 'function'
 
-  // When to take frames, in ms after each prompt appears: a moment to react, then two a little apart.
-  const SCHEDULE = { straight: [600, 900], turn: [900, 1300], again: [600, 900] }
+  // When to take frames, as shares of the time a prompt is shown: late, so the head has got there.
+  const FRAMES_AT = [0.55, 0.85]
   const MAX_SIDE = 960
 
   const say = (message) => {
     status.textContent = message || ''
   }
-  const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+  const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)))
 
   const noCamera = () => {
     start.hidden = true
@@ -113,18 +114,20 @@
     return response.json()
   }
 
-  // Takes the frames the challenge asks for: phase 0 straight, 1..n the turns, n + 1 straight again.
-  const capture = async (turns, data) => {
-    const steps = [['straight', text.lookStraight], ...turns.map((turn) => ['turn', text[turn]]), ['again', text.lookStraightAgain]]
+  // Shows each prompt for its time (phase 0 "look straight", 1..n the poses, n + 1 "look straight
+  // again") and takes the frames within it; the server refuses an answer sent before the times are up.
+  const capture = async (poses, holds, data) => {
+    const words = [text.lookStraight, ...poses.map((pose) => text[pose]), text.lookStraightAgain]
     const phases = []
-    for (const [phase, [kind, words]] of steps.entries()) {
-      prompt.textContent = words
+    for (const [phase, message] of words.entries()) {
+      prompt.textContent = message
       const shownAt = performance.now()
-      for (const at of SCHEDULE[kind]) {
-        await sleep(Math.max(0, at - (performance.now() - shownAt)))
+      for (const share of FRAMES_AT) {
+        await sleep(share * holds[phase] - (performance.now() - shownAt))
         data.append('frame', new File([await grab()], `frame-${phases.length + 1}.jpg`, { type: 'image/jpeg' }))
         phases.push(phase)
       }
+      await sleep(holds[phase] - (performance.now() - shownAt))
     }
     prompt.textContent = ''
     data.append('phases', phases.join(','))
@@ -144,7 +147,7 @@
       data.append('csrf', csrf)
       data.append('challenge', challenge.challenge)
       say('')
-      await capture(challenge.turns, data)
+      await capture(challenge.poses, challenge.hold_ms, data)
       say(text.checking)
       // The token again in a header: a wrong one is refused before the server reads the frames.
       const answer = await post(form.action, data, { 'x-csrf-token': csrf })

@@ -28,6 +28,10 @@ export type FaceMessages = {
   lookStraight: string
   turnLeft: string
   turnRight: string
+  lookUp: string
+  lookDown: string
+  /** A "straight" prompt between turns: back to the camera, the capture is not over. */
+  lookStraightNow: string
   lookStraightAgain: string
   tooDark: string
   /** A capture that answered no live challenge of this session (expired, used, or none asked for). */
@@ -180,6 +184,9 @@ const en: Messages = {
     lookStraight: 'Look straight at the camera.',
     turnLeft: 'Slowly turn your head to your left ←',
     turnRight: 'Slowly turn your head to your right →',
+    lookUp: 'Slowly tilt your head up ↑',
+    lookDown: 'Slowly tilt your head down ↓',
+    lookStraightNow: 'Now look straight at the camera.',
     lookStraightAgain: 'Look straight at the camera again.',
     tooDark: 'It is too dark here. Find more light, facing it.',
     challengeExpired: 'The check took too long or was already used. Press “Check my age” to start again.',
@@ -339,6 +346,9 @@ const de: Messages = {
     lookStraight: 'Schauen Sie direkt in die Kamera.',
     turnLeft: 'Drehen Sie den Kopf langsam nach links ←',
     turnRight: 'Drehen Sie den Kopf langsam nach rechts →',
+    lookUp: 'Neigen Sie den Kopf langsam nach oben ↑',
+    lookDown: 'Neigen Sie den Kopf langsam nach unten ↓',
+    lookStraightNow: 'Schauen Sie jetzt wieder direkt in die Kamera.',
     lookStraightAgain: 'Schauen Sie wieder direkt in die Kamera.',
     tooDark: 'Es ist zu dunkel. Suchen Sie mehr Licht und wenden Sie sich ihm zu.',
     challengeExpired: 'Die Prüfung hat zu lange gedauert oder wurde schon verwendet. Drücken Sie „Mein Alter prüfen“, um neu zu beginnen.',

@@ -6,7 +6,7 @@ import { chromium, type Browser, type Page } from 'playwright-core'
 import { createHandler } from '../../src/app.tsx'
 import { startServices, type Services } from '../../src/boot.ts'
 import { silentLogger } from '../../src/lib/log.ts'
-import type { Turn } from '../../src/liveness/challenge.ts'
+import type { Challenge } from '../../src/liveness/challenge.ts'
 import { basic, freePort, freshDatabaseUrl, testConfig } from '../helpers.ts'
 
 /**
@@ -40,7 +40,7 @@ export type RunningServer = { baseUrl: string; services: Services; stop(): Promi
  */
 export async function startTestServer(
   env: Record<string, string> = {},
-  options: { estimator?: boolean; challengeTurns?: () => Turn[]; hostname?: 'localhost' } = {},
+  options: { estimator?: boolean; pickChallenge?: () => Challenge; hostname?: 'localhost' } = {},
 ): Promise<RunningServer> {
   const database = await freshDatabaseUrl()
   const port = await freePort()
@@ -48,7 +48,7 @@ export async function startTestServer(
   const services = await startServices(testConfig({ DATABASE_URL: database.url, PUBLIC_URL: baseUrl, ISSUER_URL: baseUrl, ...env }), {
     log: silentLogger,
     estimator: options.estimator,
-    challengeTurns: options.challengeTurns,
+    pickChallenge: options.pickChallenge,
   })
   const server = Bun.serve({ port, hostname: '127.0.0.1', fetch: createHandler(services.deps) })
   return {

@@ -5,11 +5,11 @@ import { join } from 'node:path'
 import { sql } from 'drizzle-orm'
 import type { Browser, Page } from 'playwright-core'
 import { createHandler } from '../../src/app.tsx'
-import type { Turn } from '../../src/liveness/challenge.ts'
+import type { Challenge } from '../../src/liveness/challenge.ts'
 import { createClient } from '../../src/oauth/clients.ts'
 import { closeUpJpeg } from '../estimator/sample-photos.ts'
 import { basic, queryRows } from '../helpers.ts'
-import { clipFrame, composeMjpeg, FEMALE, hasLivenessClips, LIVENESS_DIR } from '../liveness/clips.ts'
+import { challengeFor, challengeSegments, composeMjpeg, hasLivenessClips, LIVENESS_DIR } from '../liveness/clips.ts'
 import { axeViolations, hasChromium, launchChromium, startTestServer, updatingScreenshots, type RunningServer } from './chromium.ts'
 
 /**
@@ -17,7 +17,7 @@ import { axeViolations, hasChromium, launchChromium, startTestServer, updatingSc
  * script asks for a live challenge and takes its frames, the server's real estimator and liveness check
  * decide. The clips are shared/liveness's: a real woman turning her head (Intel IoT Devkit sample video,
  * CC BY 4.0, cut and re-timed here), and a public-domain portrait shown still or waved about. A recording
- * follows one order of turns, so the challenge is fixed per test (AppDeps.challengeTurns).
+ * follows one order of poses at one pace, so the challenge is fixed per test (AppDeps.pickChallenge).
  */
 const shopServer = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response('<!doctype html><title>Shop</title><h1>Back at the shop</h1>', { headers: { 'content-type': 'text/html' } }) })
 const SHOP_HOME = `http://127.0.0.1:${shopServer.port}/`
@@ -30,17 +30,26 @@ if (hasChromium && !hasLivenessClips) {
 }
 
 /**
- * The head-turn clip, re-timed so that each prompt of the page's script (public/face-capture.js:
- * frames 0.6 and 0.9 s after "look straight", 0.9 and 1.3 s after each turn) falls well inside a
- * segment when the check starts 0.4 s into the clip: straight until 1.6 s, her left until 3.0 s, her
- * right until 4.4 s, then straight; Chromium loops it every 7 s.
+ * The head-turn clip, re-timed to answer RECORDED when the check starts START_AT seconds into it: each
+ * prompt is shown HOLD seconds, and the clip shows its pose from a fifth of the hold on
+ * (test/liveness/clips.ts, challengeSegments); Chromium loops it every CLIP_SECONDS.
  */
-const CLIP_SECONDS = 7
+const HOLD = 1.6
+const CLIP_SECONDS = 10
 const START_AT = 0.4
+/** What the recording does: her left, back to straight, her right. */
+const RECORDED = challengeFor(['left', 'straight', 'right'], HOLD * 1000)
+/** The same prompts the other way round, which the recording cannot answer. */
+const REVERSED = challengeFor(['right', 'straight', 'left'], HOLD * 1000)
 const videoDir = mkdtempSync(join(tmpdir(), 'ofage-fake-camera-'))
 let running: RunningServer
-let uploadServer: ReturnType<typeof Bun.serve>
-let turns: Turn[] = ['left', 'right']
+/**
+ * Other instances of the service on the same database, each with its own memory: one with the photo
+ * upload on, and two whose content replay guard has not seen the recording yet (it is one woman's frames
+ * in every browser, and the guard refuses a capture whose faces match an earlier one's).
+ */
+const instances: Record<'upload' | 'second' | 'third', { server: ReturnType<typeof Bun.serve>; url: string }> = {} as never
+let challenge: Challenge = RECORDED
 let shop: { id: string; secret: string }
 let adultJpeg: Uint8Array
 let started = 0
@@ -49,27 +58,20 @@ const cameras: Record<string, Browser> = {}
 beforeAll(async () => {
   if (!runs) return
   started = Date.now()
-  running = await startTestServer({ FACE_CHECK: '1' }, { estimator: true, challengeTurns: () => turns })
+  running = await startTestServer({ FACE_CHECK: '1' }, { estimator: true, pickChallenge: () => challenge })
   const created = await createClient(running.services.deps, { name: 'Production shop', redirectUris: [SHOP_CALLBACK] })
   shop = { id: created.client.id, secret: created.secret }
-  // The same services with the still-photo upload turned on, on a port of its own.
   const deps = running.services.deps
-  uploadServer = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: (request) => handleUpload(request) })
-  const uploadUrl = `http://127.0.0.1:${uploadServer.port}`
-  const handleUpload = createHandler({ ...deps, config: { ...deps.config, publicUrl: uploadUrl, appUrl: uploadUrl, face: { ...deps.config.face, upload: true } } })
+  for (const name of ['upload', 'second', 'third'] as const) {
+    const server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: (request) => handle(request) })
+    const url = `http://127.0.0.1:${server.port}`
+    const handle = createHandler({ ...deps, config: { ...deps.config, publicUrl: url, appUrl: url, face: { ...deps.config.face, upload: name === 'upload' } } })
+    instances[name] = { server, url }
+  }
 
-  const female = (names: string[]) => names.map((name) => clipFrame('intel-female-headturn', name))
   // One recording per browser: a real camera never sends the same bytes twice, and the service refuses them.
   for (const variant of [1, 2, 3, 4]) {
-    const turning = composeMjpeg(
-      [
-        { frames: female(FEMALE.frontal.slice(0, 3)), seconds: 1.6 },
-        { frames: female(FEMALE.left), seconds: 1.4 },
-        { frames: female(FEMALE.right), seconds: 1.4 },
-        { frames: female(FEMALE.frontal.slice(0, 3).reverse()), seconds: CLIP_SECONDS - 4.4 },
-      ],
-      variant,
-    )
+    const turning = composeMjpeg(challengeSegments(['left', 'straight', 'right'], HOLD, START_AT, CLIP_SECONDS), variant)
     writeFileSync(join(videoDir, `turning-${variant}.mjpeg`), turning)
   }
   adultJpeg = await closeUpJpeg('olderLooking')
@@ -92,7 +94,7 @@ beforeAll(async () => {
 afterAll(async () => {
   if (!runs) return
   await Promise.all(Object.values(cameras).map((browser) => browser.close()))
-  await uploadServer?.stop(true)
+  await Promise.all(Object.values(instances).map((instance) => instance.server.stop(true)))
   await running?.stop()
   await shopServer.stop(true)
   rmSync(videoDir, { recursive: true, force: true })
@@ -143,11 +145,11 @@ async function exchange(code: string, state: string) {
 
 describe.skipIf(!runs)('the live face check in headless Chromium', () => {
   test.each([
-    ['desktop', { width: 1280, height: 900 }],
-    ['phone', { width: 390, height: 844 }],
-  ])('%s: a live person who follows the challenge gets a biometric token', async (name, viewport) => {
-    turns = ['left', 'right']
-    const page = await openPage(name, `face-${name}`, { viewport })
+    ['desktop', { width: 1280, height: 900 }, undefined],
+    ['phone', { width: 390, height: 844 }, 'second'],
+  ] as const)('%s: a live person who follows the challenge gets a biometric token', async (name, viewport, instance) => {
+    challenge = RECORDED
+    const page = await openPage(name, `face-${name}`, { viewport, baseUrl: instance && instances[instance].url })
     expect(await page.textContent('body')).toContain('we estimate at 26 or more')
     await checkWithCamera(page, true)
     await page.waitForURL(`${SHOP_CALLBACK}**`, { timeout: 40_000 })
@@ -162,12 +164,21 @@ describe.skipIf(!runs)('the live face check in headless Chromium', () => {
     await page.context().close()
   }, 90_000)
 
+  test('a recording replayed in a new session is refused as a replay, though every byte differs', async () => {
+    challenge = RECORDED
+    // The desktop test's capture, played again with other marks on every frame (so other bytes).
+    const page = await openPage('screenshots', 'replayed')
+    await checkWithCamera(page, true)
+    expect(await refusal(page)).toContain('These pictures were used before or repeat each other')
+    await page.context().close()
+  }, 90_000)
+
   test('the same recording fails a challenge that asks for the other order, and the camera stays on for another try', async () => {
-    turns = ['right', 'left']
-    const page = await openPage('reversed', 'wrong-order')
+    challenge = REVERSED
+    const page = await openPage('reversed', 'wrong-order', { baseUrl: instances.third.url })
     await checkWithCamera(page, true)
     expect(await refusal(page)).toContain('Your head did not turn as the prompts asked')
-    expect(page.url().startsWith(running.baseUrl)).toBe(true)
+    expect(page.url().startsWith(instances.third.url)).toBe(true)
     expect(await page.locator('video').isVisible()).toBe(true)
     expect(await page.getByRole('button', { name: 'Check my age' }).isEnabled()).toBe(true)
     expect(await page.locator('[data-back]').getAttribute('href')).toBe(SHOP_HOME)
@@ -180,7 +191,7 @@ describe.skipIf(!runs)('the live face check in headless Chromium', () => {
     ['the same frame repeated', 'repeated'],
     ['a test pattern with no face', 'pattern'],
   ] as const)('%s fails and links back to the site', async (_, camera) => {
-    turns = ['left', 'right']
+    challenge = RECORDED
     const page = await openPage(camera, camera)
     await checkWithCamera(page)
     const text = await refusal(page)
@@ -191,7 +202,7 @@ describe.skipIf(!runs)('the live face check in headless Chromium', () => {
   }, 90_000)
 
   test('the last allowed failure ends on the too-many-attempts words with the way back', async () => {
-    turns = ['left', 'right']
+    challenge = RECORDED
     const page = await openPage('pattern', 'locked')
     await running.services.deps.db.execute(sql`update verification_sessions set failed_attempts = 4 where client_id = ${shop.id} and state = 'locked'`)
     await checkWithCamera(page)
@@ -232,7 +243,7 @@ describe.skipIf(!runs)('the live face check in headless Chromium', () => {
   }, 60_000)
 
   test('with FACE_UPLOAD=on and no camera, the page falls back to a selfie upload, which works (a weak check)', async () => {
-    const page = await openPage('none', 'upload', { viewport: { width: 390, height: 844 }, baseUrl: `http://127.0.0.1:${uploadServer.port}` })
+    const page = await openPage('none', 'upload', { viewport: { width: 390, height: 844 }, baseUrl: instances.upload.url })
     await page.getByRole('button', { name: 'Start camera' }).click()
     await page.getByText('The camera could not be started').waitFor()
     // From a file in the test's own folder, so the browser driver writes no copy of the picture anywhere.
@@ -252,7 +263,7 @@ describe.skipIf(!runs)('the live face check in headless Chromium', () => {
   if (updatingScreenshots) test('screenshots of the face check for docs/', async () => {
     mkdirSync('docs/screenshots', { recursive: true })
     for (const [name, viewport] of [['desktop', { width: 1280, height: 900 }], ['phone', { width: 390, height: 844 }]] as const) {
-      turns = ['right', 'left']
+      challenge = REVERSED
       const page = await openPage('screenshots', `shot-${name}`, { viewport })
       await page.screenshot({ path: `docs/screenshots/face-${name}.png`, fullPage: true })
       await checkWithCamera(page, true)

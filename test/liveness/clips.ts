@@ -56,6 +56,33 @@ export function captureFor(poses: readonly Pose[]): { frame: string; phase: numb
   ]
 }
 
+/** Her two frames nearest frontal: the rigid fit reads them within 5° of each other. */
+const STRAIGHTEST = ['frame_0010.jpg', 'frame_0020.jpg']
+
+/**
+ * The segments of a fake camera clip (composeMjpeg) of intel-female-headturn that answers a challenge of
+ * `poses`, each prompt shown `holdSeconds`, when the page starts the check `startAt` seconds into the
+ * clip: the opening "look straight", each pose, the closing "look straight", each held from a fifth of
+ * its prompt's hold on, so that the page's frames (at 55% and 85% of the hold, public/face-capture.js)
+ * fall in the middle of the pose whether the check starts a little early or up to a third of a hold late.
+ * The clip shows only what she did: straight, her left and her right.
+ */
+export function challengeSegments(poses: readonly ClipPose[], holdSeconds: number, startAt: number, clipSeconds: number): { frames: Uint8Array[]; seconds: number }[] {
+  const phases = ['straight' as const, ...poses, 'straight' as const]
+  const lead = startAt + 0.2 * holdSeconds
+  const closingFrom = lead + (phases.length - 1) * holdSeconds
+  if (closingFrom + holdSeconds > clipSeconds) throw new Error(`a clip of ${clipSeconds} s is too short for ${phases.length} prompts of ${holdSeconds} s`)
+  const shown = { straight: 0, left: 0, right: 0 }
+  return phases.map((pose, phase) => {
+    // A look straight shows her two frames nearest frontal (the others are 9-13° off, which the check's
+    // rigid fit does not count as straight); a second turn the same way shows other frames of it.
+    const frames = pose === 'straight' ? STRAIGHTEST : [0, 1].map((k) => FEMALE[pose][(2 * shown[pose] + k) % FEMALE[pose].length]!)
+    shown[pose]++
+    const seconds = phase === 0 ? lead + holdSeconds : phase === phases.length - 1 ? clipSeconds - closingFrom : holdSeconds
+    return { frames: frames.map((frame) => clipFrame('intel-female-headturn', frame)), seconds }
+  })
+}
+
 /**
  * The 2D warp attack's frames as recorded (record-frames.ts): a frontal photo with the nose region slid
  * `direction` by `strength` inter-ocular distances over a Gaussian of `radius` inter-ocular distances.
