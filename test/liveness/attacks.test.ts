@@ -74,7 +74,7 @@ describe.skipIf(!hasLivenessClips)('the attack suite, a few attempts each', () =
     // The honest limit (docs/security.md): on challenges of poses it has, it passes like the genuine capture.
     const answerable = await run('puppet-has-every-pose', 3)
     expect(answerable.passed).toBe(3)
-    // On the server's whole space, 240 of whose 256 sequences ask for up or down, which it has no recording of, it fails.
+    // On the server's whole space, 224 of whose 240 sequences ask for up or down, which it has no recording of, it fails.
     const result = await run('puppet', 4)
     expect(result.passed).toBe(0)
   }, 60_000)
