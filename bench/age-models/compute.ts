@@ -23,7 +23,7 @@ export type Cache = Record<string, PhotoRecord>
 const MIN_FACE_SCORE = 0.6
 /** Face crops as squares around the mesh's box, by how many times its larger side they span. */
 const SCALES = [1.0, 1.2, 1.4, 1.6, 1.8]
-/** Shifts of the 1.4 crop, as a share of its side. */
+/** Sideways shifts of the 1.2 crop, as a share of its side. */
 const SHIFT = 0.06
 /** GEAR's classes (Below20, 21-25, 26-30, 31-40, 41-50, 51-60, Above60) as Human 3.3.6 weighs them (src/gear/gear.ts). */
 const GEAR_AGES = [15, 23, 28, 35.5, 45.5, 55.5, 65]
@@ -75,7 +75,7 @@ type Models = { faceres: GraphModel; gear: GraphModel; ssrnet: GraphModel; faceA
 /**
  * Every estimate for one face. Keys are model:crop:view, view o (the face) or m (its mirror image);
  * crop "human" is Human's own crop (the detector's box × 1.4, rotated upright, 192 × 192: what the live
- * check reads today), "sN" a square N times the mesh box's larger side, "s1.4x-" etc. shifted.
+ * check reads today), "sN" a square N times the mesh box's larger side, "s1.2x-" and "s1.2x+" shifted left and right.
  */
 function estimateAll(tf: Tf, models: Models, input: Tensor, humanCrop: Tensor4D, boxRaw: number[]): Record<string, number> {
   const est: Record<string, number> = {}
@@ -89,10 +89,8 @@ function estimateAll(tf: Tf, models: Models, input: Tensor, humanCrop: Tensor4D,
   }
   const crops: Record<string, number[]> = {}
   for (const s of SCALES) crops[`s${s.toFixed(1)}`] = box(s)
-  crops['s1.4x-'] = box(1.4, -SHIFT, 0)
-  crops['s1.4x+'] = box(1.4, SHIFT, 0)
-  crops['s1.4y-'] = box(1.4, 0, -SHIFT)
-  crops['s1.4y+'] = box(1.4, 0, SHIFT)
+  crops['s1.2x-'] = box(1.2, -SHIFT, 0)
+  crops['s1.2x+'] = box(1.2, SHIFT, 0)
   const image = tf.tidy(() => tf.expandDims(tf.div(tf.cast(input, 'float32'), 255), 0)) as Tensor4D
 
   /** Runs `run` on [crop o, crop m] for each named crop (shift crops: o only), resized to side. */
@@ -128,7 +126,7 @@ function estimateAll(tf: Tf, models: Models, input: Tensor, humanCrop: Tensor4D,
       const softmax = outputs.find((t) => t.shape.length === 2 && t.shape[1] === 100)!
       return Array.from(tf.sum(tf.mul(softmax, tf.range(0, 100, 1, 'float32')), 1).dataSync())
     })
-  for (const [k, v] of Object.entries(each(['human', 's1.0', 's1.2', 's1.4', 's1.4x-', 's1.4x+'], INPUT_SIDE, faceresRun, (name) => name !== 's1.4' && !name.includes('x')))) est[`faceres:${k}`] = v
+  for (const [k, v] of Object.entries(each(['human', 's1.0', 's1.2', 's1.2x-', 's1.2x+'], INPUT_SIDE, faceresRun))) est[`faceres:${k}`] = v
 
   // GEAR: Human crops the inner [top 0, left 0.1, bottom 0.9, right 0.9] of its face crop, RGB 0..1, 198 × 198.
   const gearProbabilities = (batch: Tensor4D) =>
@@ -137,13 +135,18 @@ function estimateAll(tf: Tf, models: Models, input: Tensor, humanCrop: Tensor4D,
       const age = outputs.find((t) => t.shape[1] === GEAR_AGES.length)!
       return Array.from(age.dataSync())
     })
-  const gearRun = (decode: (p: number[]) => number) => (batch: Tensor4D) => {
-    const flat = gearProbabilities(batch)
-    return Array.from({ length: batch.shape[0] }, (_, i) => decode(flat.slice(i * 7, i * 7 + 7)))
-  }
-  for (const [decodeName, decode] of [['gear', gearHuman], ['gearE', gearExpectation]] as const) {
-    for (const [k, v] of Object.entries(each(['human'], 198, gearRun(decode), undefined, [0, 0.1, 0.9, 0.9]))) est[`${decodeName}:${k}`] = v
-    for (const [k, v] of Object.entries(each(['s1.2'], 198, gearRun(decode)))) est[`${decodeName}:${k}`] = v
+  // One pass on Human's crop and its mirror image, read two ways: Human's own reading and the plain
+  // expectation over the class ages. (Square crops around the mesh box gave MAEs over 20 years.)
+  const gearInput = tf.tidy(() => {
+    const crop = tf.image.cropAndResize(humanCrop.rank === 3 ? tf.expandDims<Tensor4D>(humanCrop, 0) : humanCrop, [[0, 0.1, 0.9, 0.9]], [0], [198, 198])
+    return tf.concat([crop, tf.reverse(crop, 2)], 0)
+  })
+  const gearFlat = gearProbabilities(gearInput as Tensor4D)
+  gearInput.dispose()
+  for (const [i, view] of ['o', 'm'].entries()) {
+    const p = gearFlat.slice(i * 7, i * 7 + 7)
+    est[`gear:human:${view}`] = gearHuman(p)
+    est[`gearE:human:${view}`] = gearExpectation(p)
   }
 
   // SSR-Net: 64 × 64, pixels 0..255. Human feeds RGB; the network's authors fed OpenCV's BGR.
