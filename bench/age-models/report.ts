@@ -2,7 +2,7 @@
  * Evaluates candidate estimators (a model, a test-time augmentation, a weighted mean of models) on the
  * cached per-photo estimates, with the buffer each gets by the interval rule. Aggregates only.
  */
-import { evaluateEstimates, type Sample } from '../../src/estimator/evaluate.ts'
+import { evaluateEstimates, intervalRuleBuffer, type Sample } from '../../src/estimator/evaluate.ts'
 import { GROUPS, type Gender, type Group } from '../../src/estimator/eval-labels.ts'
 import type { Proportion } from '../../src/estimator/proportion.ts'
 import type { Cache } from './compute.ts'
@@ -38,19 +38,11 @@ export function samplesOf(cache: Cache, read: Candidate['read']): Sample[] {
   }))
 }
 
-/** The smallest whole buffer whose false accepts of the five years under have a 95% upper bound ≤ 5%. */
-export function intervalRuleBuffer(samples: Sample[], threshold: number): number {
-  for (let buffer = 0; buffer <= MAX_BUFFER; buffer++) {
-    const row = evaluateEstimates(samples, [{ threshold, buffer }], []).decisions[0]!
-    if ((row.falseAccepts.fiveYearsUnder.high ?? 1) <= FALSE_ACCEPT_BOUND) return buffer
-  }
-  return MAX_BUFFER
-}
 
 export function evaluateCandidate(cache: Cache, candidate: Candidate): CandidateResult {
   const samples = samplesOf(cache, candidate.read)
   const thresholds = THRESHOLDS.map((threshold) => {
-    const buffer = intervalRuleBuffer(samples, threshold)
+    const buffer = intervalRuleBuffer(samples, threshold, FALSE_ACCEPT_BOUND, MAX_BUFFER) ?? MAX_BUFFER
     const row = evaluateEstimates(samples, [{ threshold, buffer }], []).decisions[0]!
     return { threshold, buffer, approvedUnder: row.falseAccepts.fiveYearsUnder, refusedOver: row.falseRejects.sevenYearsOver }
   })

@@ -7,7 +7,7 @@ import { checkLiveness, DEFAULT_LIVENESS_POLICY, type CapturedFrame, type Livene
  * docs/decisions.md; the buffer can be set per deployment (FACE_AGE_BUFFER) and per client.
  */
 export type FacePolicy = {
-  /** Years the median estimate must exceed the threshold by ("Challenge 26" for 18 is a buffer of 8). */
+  /** Years the median estimate must exceed the threshold by (a cut-off of 29 for 18 is a buffer of 11). */
   buffer: number
   minFaceScore: number
   /** Face box width as a share of the frame's shorter side: a face far from the camera is refused. */
