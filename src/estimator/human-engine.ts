@@ -47,7 +47,7 @@ function resolveAssets(assets: EngineAssets): Required<EngineAssets> {
  * Every path is local: Human's defaults point at a CDN, which the service must never reach. Frame caching
  * is off (cacheSensitivity 0, skipFrames 0) because each call is an unrelated still, not a video stream.
  */
-function humanConfig(modelsDir: string, wasmDir: string): Partial<Config> {
+export function humanConfig(modelsDir: string, wasmDir: string): Partial<Config> {
   const everyFrame = { skipFrames: 0, skipTime: 0 }
   return {
     backend: 'wasm',

@@ -34,11 +34,11 @@ test('without --buffers it reports the live check\'s default policy at 18, 21 an
   expect(result.status).toBe(0)
   const report = JSON.parse(result.out)
   expect(report).toMatchObject({ mode: 'policy', minFaceScore: DEFAULT_FACE_POLICY.minFaceScore, samples: 3, estimated: 2, noSingleFace: 1 })
-  // docs/accuracy.md: "8 years at 18 and 7 years at 21 and 25, which gives cut-offs of 26, 28 and 32".
+  // docs/accuracy.md: "11 years at 18, 9 at 21 and 12 at 25, which gives cut-offs of 29, 30 and 37".
   expect(report.decisions.map((row: { threshold: number; buffer: number; cutoff: number }) => [row.threshold, row.buffer, row.cutoff])).toEqual([
-    [18, 8, 26],
-    [21, 7, 28],
-    [25, 7, 32],
+    [18, 11, 29],
+    [21, 9, 30],
+    [25, 12, 37],
   ])
   const [at18] = report.decisions
   expect(at18.falseAccepts.fiveYearsUnder).toMatchObject({ from: 13, to: 17, n: 1 })

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { parseLabels, parseUtkFaceFields } from '../../src/estimator/eval-labels.ts'
 import { formatEvaluation } from '../../src/estimator/eval-report.ts'
-import { evaluateEstimates, gridCutoffs, policyCutoffs, type Sample } from '../../src/estimator/evaluate.ts'
+import { evaluateEstimates, gridCutoffs, intervalRuleBuffer, policyCutoffs, type Sample } from '../../src/estimator/evaluate.ts'
 import { measureProportion, wilsonInterval } from '../../src/estimator/proportion.ts'
 
 describe('wilsonInterval', () => {
@@ -134,5 +134,33 @@ describe('parseUtkFaceFields', () => {
 
   test('any other name carries no group', () => {
     for (const name of ['a.jpg', '16_2_1_x.jpg', '16_1_5_x.jpg', '16_1.jpg', 'x16_1_1_y.jpg']) expect(parseUtkFaceFields(name)).toBeNull()
+  })
+})
+
+describe('intervalRuleBuffer', () => {
+  // With no false accept in n photos the Wilson upper bound is z²/(n + z²): at most 5% from n = 73 on
+  // (3.8415 / 76.8415 = 0.04999), over it at n = 72 (0.0506).
+  const teens = (n: number): Sample[] => Array.from({ length: n }, (_, i) => ({ trueAge: 13 + (i % 5), estimate: 20 + (i % 5) }))
+
+  test('chooses the smallest buffer whose upper bound, not the point estimate, of 13-17 approved is at most 5%', () => {
+    // Estimates reach 24: cut-off 25 (buffer 7) approves none of 73, whose upper bound is just under 5%.
+    expect(intervalRuleBuffer(teens(73), 18)).toBe(7)
+    // At buffer 6 the point estimate is already 20% (the estimates of 24), so the bound cannot be met below 7.
+    expect(evaluateEstimates(teens(73), [{ threshold: 18, buffer: 6 }]).decisions[0]!.falseAccepts.fiveYearsUnder.count).toBeGreaterThan(0)
+  })
+
+  test('with too few photos of the five years under, no buffer meets it, however large', () => {
+    expect(intervalRuleBuffer(teens(72), 18)).toBeNull()
+    expect(intervalRuleBuffer([{ trueAge: 40, estimate: 10 }], 18)).toBeNull()
+  })
+
+  test('only the five years under count: adults and younger children leave it unchanged', () => {
+    const others: Sample[] = [
+      { trueAge: 40, estimate: 12 },
+      { trueAge: 8, estimate: 30 },
+      { trueAge: 12, estimate: 40 },
+      { trueAge: 15, estimate: null },
+    ]
+    expect(intervalRuleBuffer([...teens(73), ...others], 18)).toBe(7)
   })
 })

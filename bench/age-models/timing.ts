@@ -1,0 +1,41 @@
+/**
+ * Milliseconds per pass of each candidate age model, batch of one, on whatever cores the process may use
+ * (run it under `taskset -c 0` for one core). The input is a random crop: the cost does not depend on it.
+ */
+import { pathToFileURL } from 'node:url'
+import type { GraphModel } from '@tensorflow/tfjs-converter'
+import type { Tensor, Tensor4D } from '@tensorflow/tfjs-core'
+import { resolve } from 'node:path'
+import { Human } from '../../node_modules/@vladmandic/human/dist/human.node-wasm.js'
+import { faceAssetFolders } from '../../src/estimator/embedded-assets.ts'
+import { humanConfig } from '../../src/estimator/human-engine.ts'
+import { FACE_API_INPUT, loadFaceApiAge, runFaceApiAge } from './face-api-age.ts'
+
+type Tf = typeof import('@tensorflow/tfjs-core')
+
+export async function timeModels(humanModels: string, passes = 20): Promise<void> {
+  const carried = faceAssetFolders()
+  const human = new Human(humanConfig(carried.modelsDir, carried.wasmDir))
+  await human.load()
+  const tf = human.tf as unknown as Tf
+  const load = (dir: string, file: string) => human.tf.loadGraphModel(`${pathToFileURL(dir).href}/${file}`) as unknown as Promise<GraphModel>
+  const graph = { faceres: [await load(carried.ageModelDir, 'faceres-deep.json'), 224], gear: [await load(humanModels, 'gear.json'), 198], ssrnet: [await load(humanModels, 'age.json'), 64] } as const
+  const faceApi = await loadFaceApiAge(tf, resolve('node_modules/@vladmandic/face-api/model'))
+  const runs: [string, number, (x: Tensor4D) => void][] = [
+    ...Object.entries(graph).map(([name, [model, side]]) => [name, side, (x: Tensor4D) => tf.dispose(model.execute(x) as Tensor[])] as [string, number, (x: Tensor4D) => void]),
+    ['faceapi', FACE_API_INPUT, (x: Tensor4D) => void runFaceApiAge(tf, faceApi, x)],
+  ]
+  for (const [name, side, run] of runs) {
+    const input = tf.randomUniform([1, side, side, 3]) as Tensor4D
+    for (let i = 0; i < 3; i++) run(input)
+    const times: number[] = []
+    for (let i = 0; i < passes; i++) {
+      const started = performance.now()
+      run(input)
+      times.push(performance.now() - started)
+    }
+    input.dispose()
+    times.sort((a, b) => a - b)
+    console.log(`${name.padEnd(8)} ${side}×${side}: p50 ${times[Math.floor(passes / 2)]!.toFixed(1)} ms, min ${times[0]!.toFixed(1)} ms a pass`)
+  }
+}
