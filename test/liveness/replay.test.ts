@@ -27,7 +27,7 @@ const digests = (count: number) => Array.from({ length: count }, () => `bytes-${
 describe.skipIf(!hasLivenessClips)('the content replay guard on real frames', () => {
   beforeAll(async () => {
     engine = await createHumanEngine()
-  }, 60_000)
+  }, 180_000)
   afterAll(() => engine?.close())
 
   const original = () => CAPTURE.map((name) => clipFrame('intel-female-headturn', name))

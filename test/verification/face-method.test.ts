@@ -160,7 +160,7 @@ describe('the face method on the page', () => {
 
   test('the margin is said before the camera starts: the threshold and the estimate a face must reach', async () => {
     const { page } = await openFacePage()
-    const margin = 'To pass, you need to look clearly older than 18: we approve only faces we estimate at 26 or more, because age estimates can be off by years. If we cannot confirm it, you can use another way or go back to Wine shop.'
+    const margin = `To pass, you need to look clearly older than 18: we approve only faces we estimate at ${18 + defaultFaceBuffer(18)} or more, because age estimates can be off by years. If we cannot confirm it, you can use another way or go back to Wine shop.`
     expect(page.html).toContain(margin)
     expect(page.html.indexOf(margin)).toBeLessThan(page.html.indexOf('data-start'))
   })
@@ -242,14 +242,14 @@ describe('the live challenge', () => {
 })
 
 describe('POST /s/{id}/methods/face (live capture)', () => {
-  test('a capture that follows the challenge with frontal faces estimated at 30 passes 18 with the default 8-year buffer', async () => {
+  test('a capture that follows the challenge with frontal faces estimated at 30 passes 18 with the default buffer', async () => {
     const { browser, page } = await openFacePage()
     const back = callback(await liveCheck(browser, page, 30))!
     expect(back.state).toBe('st')
     const token = await json(await ctx.exchange(shop.authorization, { grant_type: 'authorization_code', code: back.code, redirect_uri: REDIRECT_URI, state: 'st' }))
     expect(decodeJwt(token.access_token)).toMatchObject({ age_over: 18, verification_level: 'first_verification' })
     const audit = await ctx.deps.db.query.auditLogs.findFirst({ where: (row, { eq }) => eq(row.transactionId, token.transaction_id) })
-    expect(audit).toMatchObject({ methodClass: 'biometric', method: 'face', ageBuffer: 8, ageOver: 18 })
+    expect(audit).toMatchObject({ methodClass: 'biometric', method: 'face', ageBuffer: defaultFaceBuffer(18), ageOver: 18 })
     // Two frames under each prompt: straight, each prompt (three or four), straight again. The straight
     // frames alternate the face and its mirror image; the turned ones need only the original view.
     expect([10, 12]).toContain(estimator.frames.length)

@@ -58,7 +58,7 @@ export function minimumClientFaceBuffer(minAge: number | null, deploymentBuffer:
 }
 
 export const DEFAULT_FACE_POLICY: FacePolicy = {
-  buffer: 8,
+  buffer: defaultFaceBuffer(18),
   minFaceScore: 0.6,
   minFaceShare: 0.15,
   minSharpness: 20,
