@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { beforeAll, describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { buildAttacks, type Attack } from '../../bench/liveness/attacks.ts'
 import { cachedAnalyser, PAGE_FRAMES_AT } from '../../bench/liveness/simulate.ts'
 import { runAttack, type AttackResult } from '../../bench/liveness/suite.ts'
-import { createHumanEngine, type HumanEngine } from '../../src/estimator/human-engine.ts'
+import type { HumanEngine } from '../../src/estimator/human-engine.ts'
+import { sharedHumanEngine } from './shared-engine.ts'
 import { hasLivenessClips, LIVENESS_DIR } from './clips.ts'
 
 /**
@@ -22,12 +23,11 @@ const SEED = 22
 
 beforeAll(async () => {
   if (!hasLivenessClips) return
-  engine = await createHumanEngine()
+  engine = await sharedHumanEngine()
   analyser = cachedAnalyser((image, views) => engine.analyzeImage(image, views))
   attacks = await buildAttacks(analyser)
 }, 60_000)
 
-afterAll(() => engine?.close())
 
 const run = (name: string, trials: number): Promise<AttackResult> => {
   const attack = attacks.find((candidate) => candidate.name === name)

@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { createHumanEngine, type HumanEngine } from '../../src/estimator/human-engine.ts'
+import { beforeAll, describe, expect, test } from 'bun:test'
+import type { HumanEngine } from '../../src/estimator/human-engine.ts'
+import { sharedHumanEngine } from './shared-engine.ts'
 import type { FrameAnalysis } from '../../src/estimator/types.ts'
 import { createReplayGuard } from '../../src/liveness/replay.ts'
 import { clipFrame, hasLivenessClips } from './clips.ts'
@@ -26,9 +27,8 @@ const digests = (count: number) => Array.from({ length: count }, () => `bytes-${
 
 describe.skipIf(!hasLivenessClips)('the content replay guard on real frames', () => {
   beforeAll(async () => {
-    engine = await createHumanEngine()
+    engine = await sharedHumanEngine()
   }, 180_000)
-  afterAll(() => engine?.close())
 
   const original = () => CAPTURE.map((name) => clipFrame('intel-female-headturn', name))
   const tampers: [string, (image: Uint8Array, i: number) => Uint8Array][] = [
