@@ -16,7 +16,7 @@ import type { Metrics } from './ops/metrics.ts'
 import { opsRoutes } from './ops/routes.ts'
 import { ErrorPage } from './pages/error-page.tsx'
 import { htmlDocument, pageHeaders, transportSecurityHeader } from './web/headers.ts'
-import { requestLanguage } from './web/language.ts'
+import { requestDashboardLanguage, requestLanguage } from './web/language.ts'
 import { usageRoutes } from './usage/routes.ts'
 import { RateLimitedError } from './ratelimit/limits.ts'
 import { pageRoutes } from './verification/routes.tsx'
@@ -88,9 +88,13 @@ function errorResponse(code: string | number, error: unknown, request: Request, 
   if (error instanceof RateLimitedError) metrics.rateLimited.inc({ route: new URL(request.url).pathname.startsWith('/api/') ? 'api' : 'page' })
   const { pathname } = new URL(request.url)
   if (!pathname.startsWith('/api/')) {
-    const lang = requestLanguage(request, new URL(request.url).searchParams.get('lang'))
+    const explicit = new URL(request.url).searchParams.get('lang')
     // The dashboard's errors speak to a signed-in integrator, the hosted page's to a visitor a site sent.
-    const page = htmlDocument((/^\/dashboard(\/|$)/.test(pathname) ? DashboardErrorPage({ lang, code: mapped.code }) : ErrorPage({ lang, code: mapped.code, hint: mapped.hint })) as string)
+    const page = htmlDocument(
+      (/^\/dashboard(\/|$)/.test(pathname)
+        ? DashboardErrorPage({ lang: requestDashboardLanguage(request, explicit), code: mapped.code })
+        : ErrorPage({ lang: requestLanguage(request, explicit), code: mapped.code, hint: mapped.hint })) as string,
+    )
     return new Response(page, { status: mapped.status, headers: { ...pageHeaders(), ...retryAfter } })
   }
   const headers: Record<string, string> = { 'content-type': 'application/json', 'cache-control': 'no-store', ...retryAfter }

@@ -32,7 +32,7 @@ export type ErrorCode = keyof typeof errorStatus
 export type ErrorBody = { error: ErrorCode; error_description: string }
 
 /**
- * Cases of a code that the hosted page explains in a sentence of their own (src/pages/i18n.ts `errorHints`),
+ * Cases of a code that the hosted page explains in a sentence of their own (src/i18n/messages.ts `errorHints`),
  * where the code's general sentence would leave the visitor or the site's developer guessing. The API
  * answers the code alone.
  */

@@ -1,5 +1,5 @@
 import { formatInstant } from './audit-page.tsx'
-import { dashboardLanguages } from './i18n.ts'
+import { dashboardLanguages } from '../i18n/languages.ts'
 import { addedFrom, PasskeySignIn } from './passkey-panel.tsx'
 import type { DashboardPasskey } from './passkeys.ts'
 import { DashboardLayout, href, type Account, type View } from './layout.tsx'

@@ -1,6 +1,6 @@
 import type { AuditLog } from '../audit/audit-logs.ts'
 import { formatInstant } from './audit-page.tsx'
-import { dashboardLanguages } from './i18n.ts'
+import { dashboardLanguages } from '../i18n/languages.ts'
 import { DashboardLayout, href, type Account, type View } from './layout.tsx'
 
 /** One verification: every column we keep, in words, and what we deliberately do not keep. */

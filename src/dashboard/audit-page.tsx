@@ -1,7 +1,7 @@
 import type { AuditLog } from '../audit/audit-logs.ts'
 import { methodClasses, verificationLevels } from '../db/schema.ts'
 import type { AuditQueryValues } from './audit-query.ts'
-import { dashboardLanguages } from './i18n.ts'
+import { dashboardLanguages } from '../i18n/languages.ts'
 import { DashboardLayout, href, type Account, type View } from './layout.tsx'
 
 type AuditPageProps = {

@@ -2,10 +2,10 @@ import type { AppDeps } from '../deps.ts'
 import { OAuthError } from '../errors.ts'
 import { randomToken } from '../lib/crypto.ts'
 import { rejectDuplicateQuery } from '../lib/strict-request.ts'
-import { isLanguage } from '../pages/i18n.ts'
+import { isDashboardLanguage } from '../i18n/negotiate.ts'
 import { createCookieJar, type Cookies } from '../web/cookies.ts'
 import { pageHeaders, type ResponseSet } from '../web/headers.ts'
-import { requestLanguage } from '../web/language.ts'
+import { requestDashboardLanguage } from '../web/language.ts'
 import { ownOrigins, refuseForeignPost } from '../web/origin.ts'
 import { csrfMatches, preSessionCsrfToken, sessionCsrfToken } from './csrf.ts'
 import { href, type Account, type View } from './layout.tsx'
@@ -28,7 +28,7 @@ export function createDashboardContext(deps: AppDeps) {
   const key = deps.keys.dashboardKey
 
   function viewOf(request: Request, lang: string | undefined): View {
-    return { lang: requestLanguage(request, lang), explicit: isLanguage(lang) }
+    return { lang: requestDashboardLanguage(request, lang), explicit: isDashboardLanguage(lang) }
   }
 
   /** The session the request's cookie names, if it is live. */

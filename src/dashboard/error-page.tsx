@@ -1,13 +1,13 @@
 import type { ErrorCode } from '../errors.ts'
-import { languages, type Language } from '../pages/i18n.ts'
-import { dashboardLanguages } from './i18n.ts'
+import type { DashboardLanguage } from '../i18n/language-codes.ts'
+import { dashboardLanguages, languages } from '../i18n/languages.ts'
 import { DashboardLayout } from './layout.tsx'
 
 /**
  * An error under /dashboard, in the dashboard's words (the hosted page's error page speaks to a visitor sent
  * by a site): a sentence, the error code, and the way back. Rendered by the root app's one error mapping.
  */
-export function DashboardErrorPage({ lang, code }: { lang: Language; code: ErrorCode }) {
+export function DashboardErrorPage({ lang, code }: { lang: DashboardLanguage; code: ErrorCode }) {
   const t = dashboardLanguages[lang]
   return (
     <DashboardLayout view={{ lang, explicit: false }} title={t.errorTitle} switchPath="/dashboard">

@@ -1,10 +1,10 @@
 import type { PropsWithChildren } from '@kitajs/html'
-import type { Language } from '../pages/i18n.ts'
+import { dashboardLanguageCodes, type DashboardLanguage } from '../i18n/language-codes.ts'
 import { LanguageSwitch, withLang } from '../pages/layout.tsx'
-import { dashboardLanguages } from './i18n.ts'
+import { dashboardLanguages } from '../i18n/languages.ts'
 
 /** The language of a dashboard page, and whether the user chose it (`?lang=`): then links keep it. */
-export type View = { lang: Language; explicit: boolean }
+export type View = { lang: DashboardLanguage; explicit: boolean }
 
 /** A dashboard path, with `lang` when the user chose the language. */
 export function href(view: View, path: string): string {
@@ -92,7 +92,7 @@ export function DashboardLayout({ view, title, account, switchPath, children }: 
           )}
           {children}
         </main>
-        <LanguageSwitch lang={view.lang} switchPath={switchPath} />
+        <LanguageSwitch lang={view.lang} choices={dashboardLanguageCodes} switchPath={switchPath} />
       </body>
     </html>
   )

@@ -1,6 +1,6 @@
 import type { DashboardPasskey } from './passkeys.ts'
 import { formatInstant } from './audit-page.tsx'
-import { dashboardLanguages } from './i18n.ts'
+import { dashboardLanguages } from '../i18n/languages.ts'
 import { href, RemoveForm, type View } from './layout.tsx'
 
 /**

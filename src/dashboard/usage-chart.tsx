@@ -1,5 +1,5 @@
 import type { DayUsage } from '../usage/daily.ts'
-import { dashboardLanguages } from './i18n.ts'
+import { dashboardLanguages } from '../i18n/languages.ts'
 import type { View } from './layout.tsx'
 
 const BAR = 16

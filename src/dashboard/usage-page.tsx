@@ -1,6 +1,6 @@
 import type { DayUsage } from '../usage/daily.ts'
 import type { UsageCounts } from '../usage/report.ts'
-import { dashboardLanguages } from './i18n.ts'
+import { dashboardLanguages } from '../i18n/languages.ts'
 import { DashboardLayout, type Account, type View } from './layout.tsx'
 import { UsageChart } from './usage-chart.tsx'
 

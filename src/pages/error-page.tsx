@@ -1,5 +1,6 @@
 import type { ErrorCode, ErrorHint } from '../errors.ts'
-import { languages, type Language } from './i18n.ts'
+import { languages } from '../i18n/languages.ts'
+import type { Language } from '../i18n/language-codes.ts'
 import { Layout } from './layout.tsx'
 
 /** An error the visitor can read: a plain sentence, the spec's error code, and where to go next. */

@@ -1,5 +1,6 @@
 import type { PropsWithChildren } from '@kitajs/html'
-import { languages, type Language } from './i18n.ts'
+import { directionOf, languageCodes, type Language } from '../i18n/language-codes.ts'
+import { languages } from '../i18n/languages.ts'
 
 type LayoutProps = PropsWithChildren<{
   lang: Language
@@ -8,10 +9,10 @@ type LayoutProps = PropsWithChildren<{
   switchPath?: string
 }>
 
-/** The frame of every page: language, viewport, our one stylesheet, and the language switch. */
+/** The frame of every page: language and direction, viewport, our one stylesheet, and the language switch. */
 export function Layout({ lang, title, switchPath, children }: LayoutProps) {
   return (
-    <html lang={lang}>
+    <html lang={lang} dir={rtlOnly(lang)}>
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
@@ -27,21 +28,39 @@ export function Layout({ lang, title, switchPath, children }: LayoutProps) {
   )
 }
 
-/** Links to the same page in every other language; the current one is named, not linked. */
-export function LanguageSwitch({ lang, switchPath }: { lang: Language; switchPath: string }) {
+/** `dir="rtl"` where the language needs it; left-to-right is the default, so no attribute then. */
+export function rtlOnly(lang: Language): 'rtl' | undefined {
+  return directionOf(lang) === 'rtl' ? 'rtl' : undefined
+}
+
+/**
+ * The same page in each of `choices`, each named in its own language; the current one is named, not linked.
+ * Folded into a disclosure: 27 names would otherwise fill a phone's screen under every page.
+ */
+export function LanguageSwitch({ lang, switchPath, choices = languageCodes }: { lang: Language; switchPath: string; choices?: readonly Language[] }) {
+  const t = languages[lang]
+  // A name written the other way round from the page is marked so (العربية on an English page, and back).
+  const direction = (code: Language) => (directionOf(code) === directionOf(lang) ? undefined : directionOf(code))
   return (
-    <nav class="languages" aria-label={languages[lang].languageSwitch}>
-      {Object.entries(languages).map(([code, messages]) =>
-        code === lang ? (
-          <span aria-current="true" lang={code} safe>
-            {messages.languageName}
-          </span>
-        ) : (
-          <a href={withLang(switchPath, code)} hreflang={code} lang={code} safe>
-            {messages.languageName}
-          </a>
-        ),
-      )}
+    <nav class="languages" aria-label={t.languageSwitch}>
+      <details>
+        <summary safe>{`${t.languageSwitch}: ${t.languageName}`}</summary>
+        <ul>
+          {choices.map((code) => (
+            <li>
+              {code === lang ? (
+                <span aria-current="true" lang={code} dir={direction(code)} safe>
+                  {languages[code].languageName}
+                </span>
+              ) : (
+                <a href={withLang(switchPath, code)} hreflang={code} lang={code} dir={direction(code)} safe>
+                  {languages[code].languageName}
+                </a>
+              )}
+            </li>
+          ))}
+        </ul>
+      </details>
     </nav>
   )
 }

@@ -1,4 +1,4 @@
-import type { Messages } from './i18n.ts'
+import type { Messages } from '../i18n/messages.ts'
 
 /** Where the passkey script posts, and the page's CSRF token; actions carry the page's language. */
 export type PasskeyActions = { options: string; register: string; verify: string; remove: string; csrfToken: string }

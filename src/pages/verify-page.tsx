@@ -1,6 +1,7 @@
 import type { Client } from '../oauth/clients.ts'
 import type { VerificationMethod } from '../verification/methods/method.ts'
-import { languages, type Language } from './i18n.ts'
+import { languages } from '../i18n/languages.ts'
+import type { Language } from '../i18n/language-codes.ts'
 import { Layout, withLang } from './layout.tsx'
 import { PasskeySave, PasskeyUse, type PasskeyActions } from './passkey-panel.tsx'
 

@@ -148,6 +148,7 @@ describe.skipIf(!hasChromium)('the hosted page in headless Chromium', () => {
     await page.goto(`${baseUrl}/demo`)
     expect(await axeViolations(page)).toEqual([])
     await page.goto(authorizeUrl({ state: 'a11y-de' }), { referer: undefined })
+    await page.locator('nav.languages summary').click()
     await page.getByRole('link', { name: 'Deutsch' }).click()
     expect(await page.getAttribute('html', 'lang')).toBe('de')
     expect(await axeViolations(page)).toEqual([])

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import type { Messages } from '../../pages/i18n.ts'
+import type { Messages } from '../../i18n/messages.ts'
 import { takeAnswer } from '../credential-requests.ts'
 import type { AppDeps } from '../../deps.ts'
 import type { VerificationMethod } from './method.ts'

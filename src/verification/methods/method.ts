@@ -1,7 +1,7 @@
 import type { TObject } from '@sinclair/typebox'
 import type { MethodClass } from '../../db/schema.ts'
 import type { Client } from '../../oauth/clients.ts'
-import type { Messages } from '../../pages/i18n.ts'
+import type { Messages } from '../../i18n/messages.ts'
 import type { AnsweredChallenge } from '../face-challenge.ts'
 import type { VerificationSession } from '../sessions.ts'
 

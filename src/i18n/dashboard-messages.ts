@@ -1,0 +1,187 @@
+import type { ErrorCode } from '../errors.ts'
+
+/** What a dashboard user reads, per language. Functions take values that callers escape when rendering. */
+export type DashboardMessages = {
+  dashboard: string
+  mainNav: string
+  auditLog: string
+  usage: string
+  signOut: string
+  signOutEverywhere: string
+  signedInAs: (email: string) => string
+  sandboxNotice: string
+
+  signInTitle: string
+  email: string
+  password: string
+  signIn: string
+  /** The one answer to a wrong email, a wrong password or an account without one: no account enumeration. */
+  signInFailed: string
+  signedOut: string
+  signedOutEverywhere: string
+  passwordSaved: string
+  signOutEverywhereIntro: string
+  /** The offer, on the set-password page and before signing out everywhere, to remove the account's passkeys too. */
+  removePasskeys: (count: number) => string
+  removePasskeysHelp: string
+
+  setPasswordTitle: string
+  setPasswordIntro: (email: string) => string
+  newPassword: string
+  repeatPassword: string
+  passwordRule: (min: number) => string
+  savePassword: string
+  passwordTooShort: (min: number) => string
+  passwordTooLong: string
+  passwordsDiffer: string
+  linkInvalid: string
+
+  auditIntro: string
+  filters: string
+  transactionId: string
+  from: string
+  to: string
+  methodClass: string
+  level: string
+  any: string
+  classes: Record<'age_only' | 'biometric', string>
+  levels: Record<'first_verification' | 're_verification', string>
+  search: string
+  clearFilters: string
+  caption: string
+  columns: { time: string; transactionId: string; methodClass: string; level: string; ageOver: string; method: string; revoked: string }
+  yes: string
+  no: string
+  noRows: string
+  older: string
+  newest: string
+  downloadCsv: string
+
+  verification: string
+  kept: string
+  keptIntro: string
+  fields: {
+    transactionId: string
+    createdAt: string
+    clientId: string
+    subject: string
+    methodClass: string
+    level: string
+    ageOver: string
+    method: string
+    ageBuffer: string
+    revokedAt: string
+  }
+  subjectExplained: string
+  ageOverValue: (age: number) => string
+  ageBufferValue: (years: number) => string
+  none: string
+  notRevoked: string
+  revokedExplained: string
+  notKept: string
+  notKeptItems: string[]
+  backToAudit: string
+
+  usageIntro: (month: string) => string
+  usageCounts: string
+  counts: { total: string; ageOnly: string; biometric: string; reverification: string }
+  plan: string
+  usedOfLimit: (used: number, limit: number) => string
+  percentOfLimit: (percent: string) => string
+  unlimited: (used: number) => string
+  limitReached: string
+  perDay: string
+  chartLabel: (month: string, days: number, max: number) => string
+  chartBar: (day: string, total: number) => string
+  chartMax: (max: number) => string
+  showTable: string
+  dayTableCaption: string
+  day: string
+
+  settings: string
+  settingsIntro: string
+  statusHeading: string
+  statusLabel: string
+  statusActive: string
+  statusSuspended: string
+  clientIdLabel: string
+  modeLabel: string
+  modeSandbox: string
+  modeLive: string
+  redirectUrisHeading: string
+  redirectRules: string[]
+  redirectUrisCaption: string
+  redirectUriLabel: string
+  addRedirectUri: string
+  removeRedirectUri: (uri: string) => string
+  remove: string
+  lastRedirectUri: string
+  siteHeading: string
+  minAgeLabel: string
+  minAgeHelp: string
+  homeUrlLabel: string
+  homeUrlHelp: (fallback: string) => string
+  /** A live client's http addresses from before https was required (oauth/clients.ts `cleartextAddresses`). */
+  needsHttps: (addresses: string) => string
+  saveSite: string
+  methodsHeading: string
+  methodsIntro: string
+  methodNames: Record<'face' | 'credential' | 'passkey' | 'age_pass', string>
+  methodHelp: Record<'face' | 'credential' | 'passkey' | 'age_pass', string>
+  saveMethods: string
+  secretHeading: string
+  secretIntro: string
+  overlapActive: (until: string) => string
+  overlapLabel: string
+  overlapOptions: Record<string, string>
+  overlapHelp: string
+  yourPassword: string
+  rotateSecret: string
+  newSecretHeading: string
+  newSecretShownOnce: string
+  previousSecretUntil: (until: string) => string
+  previousSecretEnded: string
+  integrationHeading: string
+  integrationIntro: string
+  environmentCaption: string
+  codeCaption: string
+  secretPlaceholder: string
+  integrationMore: string
+  settingsNotices: Record<'redirect_uri_added' | 'redirect_uri_removed' | 'site_saved' | 'methods_saved' | 'passkey_added' | 'passkey_removed', string>
+  settingsProblems: {
+    redirectUri: string
+    redirectUriKnown: string
+    redirectUriUnknown: string
+    redirectUriLast: string
+    redirectUriTooMany: (max: number) => string
+    minAge: string
+    homeUrl: string
+    overlap: string
+    password: string
+    demoSecret: string
+    methods: string
+    /** A lower minimum age would let the client ask for thresholds its own face buffer (set by the operator) is too small for. */
+    minAgeUnderBuffer: string
+  }
+
+  passkeysHeading: string
+  passkeysIntro: string
+  noPasskeys: string
+  passkeysCaption: string
+  passkeyAddedOn: string
+  passkeyAddedFrom: string
+  passkeyOriginUnknown: string
+  passkeyLastUsed: string
+  passkeyPassword: string
+  passkeyNeverUsed: string
+  addPasskey: string
+  removePasskey: (created: string) => string
+  signInWithPasskey: string
+  orWithPassword: string
+  passkeyScript: { working: string; cancelled: string; failed: string }
+  passkeyOutcomes: { signInFailed: string; wrongPassword: string; challengeExpired: string; invalid: string; alreadySaved: string; tooMany: (max: number) => string }
+
+  errorTitle: string
+  errors: Partial<Record<ErrorCode, string>>
+  errorCode: string
+}
