@@ -146,7 +146,10 @@ function catalogChecks<L extends string>(name: string, catalogs: Record<L, objec
   })
 }
 
-catalogChecks('hosted page', languages, languageCodes, {})
+catalogChecks('hosted page', languages, languageCodes, {
+  // Romanian spells it as English does.
+  methodBiometric: ['ro'],
+})
 
 catalogChecks('dashboard', dashboardLanguages, dashboardLanguageCodes, {
   // The product's name for itself, a file name, a figure and its count, and words these languages borrowed.
