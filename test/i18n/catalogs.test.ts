@@ -160,7 +160,13 @@ catalogChecks('dashboard', dashboardLanguages, dashboardLanguageCodes, {
   statusHeading: ['de'],
   statusLabel: ['de'],
   integrationHeading: ['de'],
-  'methodNames.passkey': ['de'],
+  'methodNames.passkey': ['de', 'it'],
+  email: ['it'],
+  password: ['it'],
+  no: ['es', 'it'],
+  chartMax: ['it'],
+  'counts.total': ['es', 'fr'],
+  modeLabel: ['fr'],
 })
 
 describe('a message that names a button quotes that button’s own words', () => {
