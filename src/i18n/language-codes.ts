@@ -13,6 +13,7 @@ export type DashboardLanguage = (typeof dashboardLanguageCodes)[number]
 /** Languages written right to left: their pages carry `dir="rtl"` and the stylesheet uses logical properties. */
 const rightToLeft: ReadonlySet<Language> = new Set(['ar'])
 
+/** The direction `lang` is written in. */
 export function directionOf(lang: Language): 'rtl' | 'ltr' {
   return rightToLeft.has(lang) ? 'rtl' : 'ltr'
 }

@@ -16,6 +16,7 @@ function negotiate<L extends string>(supported: readonly L[], acceptLanguage: st
     })
     .filter((entry) => entry.q > 0)
     .sort((a, b) => b.q - a.q)
+  // Both lists hold English.
   return (ranked.find((entry) => isOneOf(supported, entry.primary))?.primary as L | undefined) ?? ('en' as L)
 }
 
@@ -23,6 +24,7 @@ function isOneOf<L extends string>(supported: readonly L[], value: string | null
   return typeof value === 'string' && (supported as readonly string[]).includes(value)
 }
 
+/** One of the hosted page's languages (own codes only: `constructor` is none). */
 export function isLanguage(value: string | null | undefined): value is Language {
   return isOneOf(languageCodes, value)
 }
@@ -32,6 +34,7 @@ export function pickLanguage(acceptLanguage: string | null | undefined, explicit
   return negotiate(languageCodes, acceptLanguage, explicit)
 }
 
+/** One of the dashboard's languages. */
 export function isDashboardLanguage(value: string | null | undefined): value is DashboardLanguage {
   return isOneOf(dashboardLanguageCodes, value)
 }
