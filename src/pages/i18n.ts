@@ -283,6 +283,7 @@ const en: Messages = {
     not_found: 'There is no page at this address.',
     too_many_requests: 'Too many requests from your network. Please wait a minute and try again.',
     server_error: 'Something went wrong on our side. Please try again in a moment.',
+    temporarily_unavailable: 'The age check is not available right now. Please try again in a minute.',
   },
   errorHints: {
     pushed_request_required:
@@ -445,6 +446,7 @@ const de: Messages = {
     not_found: 'Unter dieser Adresse gibt es keine Seite.',
     too_many_requests: 'Zu viele Anfragen aus Ihrem Netz. Bitte warten Sie eine Minute und versuchen Sie es erneut.',
     server_error: 'Bei uns ist etwas schiefgelaufen. Bitte versuchen Sie es gleich noch einmal.',
+    temporarily_unavailable: 'Die Altersprüfung ist gerade nicht erreichbar. Bitte versuchen Sie es in einer Minute noch einmal.',
   },
   errorHints: {
     pushed_request_required:

@@ -1,0 +1,96 @@
+import { eq } from 'drizzle-orm'
+import type { Executor } from '../db/client.ts'
+import { clients, gateHosts } from '../db/schema.ts'
+import { DEFAULT_AGE_REQUIRED } from '../oauth/authorization-request.ts'
+
+/** What the gate needs to know of one gated origin: its client and the client's gate settings. */
+export type GateHost = {
+  /** scheme://host[:port] */
+  origin: string
+  clientId: string
+  active: boolean
+  /** The age the gate asks for: the client's gate age, else its minimum age, else 18. */
+  ageRequired: number
+  /** How long a gate cookie counts from the check it stands for. */
+  ttlSeconds: number
+}
+
+/** The path on a gated host where the check comes back: registered as one of its client's redirect URIs. */
+export const GATE_CALLBACK_PATH = '/.ofage/callback'
+
+export function gateCallbackUri(origin: string): string {
+  return `${origin}${GATE_CALLBACK_PATH}`
+}
+
+export function gateAgeOf(client: { gateAge: number | null; minAge: number | null }): number {
+  return client.gateAge ?? client.minAge ?? DEFAULT_AGE_REQUIRED
+}
+
+const columns = {
+  origin: gateHosts.origin,
+  clientId: clients.id,
+  status: clients.status,
+  gateAge: clients.gateAge,
+  minAge: clients.minAge,
+  ttlSeconds: clients.gateTtlSeconds,
+}
+
+type Row = { origin: string; clientId: string; status: string; gateAge: number | null; minAge: number | null; ttlSeconds: number }
+
+function describe(row: Row): GateHost {
+  return { origin: row.origin, clientId: row.clientId, active: row.status === 'active', ageRequired: gateAgeOf(row), ttlSeconds: row.ttlSeconds }
+}
+
+/** Every gated origin of every client: what each instance's directory holds. */
+export async function loadGateHosts(db: Executor): Promise<GateHost[]> {
+  const rows = await db.select(columns).from(gateHosts).innerJoin(clients, eq(clients.id, gateHosts.clientId))
+  return rows.map(describe)
+}
+
+/** The gated origins of one client, for its settings. */
+export async function listClientGateHosts(db: Executor, clientId: string): Promise<string[]> {
+  const rows = await db.select({ origin: gateHosts.origin }).from(gateHosts).where(eq(gateHosts.clientId, clientId)).orderBy(gateHosts.origin)
+  return rows.map((row) => row.origin)
+}
+
+/**
+ * The entry among `hosts` that a request's host names: the same host name, and the same port where the
+ * request names one (a browser leaves out the default port, and nginx's `$host` drops any port).
+ */
+export function matchGateHost<T extends { origin: string }>(hosts: Iterable<T>, requestHost: string): T | undefined {
+  const wanted = readRequestHost(requestHost)
+  if (!wanted) return undefined
+  let match: T | undefined
+  for (const host of hosts) {
+    const url = new URL(host.origin)
+    if (url.hostname !== wanted.hostname) continue
+    const port = url.port || (url.protocol === 'https:' ? '443' : '80')
+    if (wanted.port === port) return host
+    if (wanted.port === '' && (match === undefined || url.port === '')) match = host
+  }
+  return match
+}
+
+/** `host[:port]` as a Host or X-Forwarded-Host header carries it, or undefined when it is not one. */
+function readRequestHost(value: string): { hostname: string; port: string } | undefined {
+  if (value.length === 0 || value.length > 260 || !/^[A-Za-z0-9.\-:[\]]+$/.test(value)) return undefined
+  try {
+    const url = new URL(`http://${value}`)
+    // URL drops port 80 for http: the header said it, so it counts.
+    const port = url.port || (/:80$/.test(value) ? '80' : '')
+    return { hostname: url.hostname, port }
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The host a request was made to, as the proxy in front says: `X-Forwarded-Host` (Traefik's and Caddy's
+ * forward auth set it, and the nginx configuration of docs/gate.md), else `Host`. Only the first of a
+ * comma-separated list counts: the one the first proxy saw.
+ */
+export function forwardedHost(headers: Headers): string {
+  const forwarded = headers.get('x-forwarded-host')
+  const value = forwarded ?? headers.get('host') ?? ''
+  return value.split(',')[0]!.trim()
+}
