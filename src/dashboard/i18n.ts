@@ -148,7 +148,7 @@ export type DashboardMessages = {
   codeCaption: string
   secretPlaceholder: string
   integrationMore: string
-  settingsNotices: Record<'redirect_uri_added' | 'redirect_uri_removed' | 'site_saved' | 'methods_saved' | 'passkey_added' | 'passkey_removed', string>
+  settingsNotices: Record<'redirect_uri_added' | 'redirect_uri_removed' | 'site_saved' | 'methods_saved' | 'passkey_added' | 'passkey_removed' | 'gate_host_added' | 'gate_host_removed' | 'gate_saved', string>
   settingsProblems: {
     redirectUri: string
     redirectUriKnown: string
@@ -163,6 +163,27 @@ export type DashboardMessages = {
     methods: string
     /** A lower minimum age would let the client ask for thresholds its own face buffer (set by the operator) is too small for. */
     minAgeUnderBuffer: string
+    gateHost: string
+    gateHostTaken: string
+    gateHostLast: string
+    gateAge: string
+    gateTtl: string
+  }
+  /** The age gate (src/gate/, docs/gate.md): the hosts this client gates through a reverse proxy. */
+  gate: {
+    heading: string
+    intro: string
+    hostsCaption: string
+    noHosts: string
+    hostLabel: string
+    hostHelp: string
+    addHost: string
+    removeHost: (host: string) => string
+    ageLabel: string
+    ageHelp: (fallback: number) => string
+    ttlLabel: string
+    ttlHelp: string
+    save: string
   }
 
   passkeysHeading: string
@@ -344,7 +365,7 @@ const en: DashboardMessages = {
   codeCaption: 'age-check.ts',
   secretPlaceholder: 'your-client-secret',
   integrationMore: 'The same flow with curl, a standard OAuth library or Python, and every error explained: docs/integration.md and docs/errors.md in the ofage repository.',
-  settingsNotices: { redirect_uri_added: 'The redirect URI is added.', redirect_uri_removed: 'The redirect URI is removed.', site_saved: 'Your site settings are saved.', methods_saved: 'The ways to verify are saved.', passkey_added: 'Your passkey is added: sign in with it next time.', passkey_removed: 'The passkey is removed.' },
+  settingsNotices: { redirect_uri_added: 'The redirect URI is added.', redirect_uri_removed: 'The redirect URI is removed.', site_saved: 'Your site settings are saved.', methods_saved: 'The ways to verify are saved.', passkey_added: 'Your passkey is added: sign in with it next time.', passkey_removed: 'The passkey is removed.', gate_host_added: 'The host is gated: set up its proxy as docs/gate.md shows.', gate_host_removed: 'The host is no longer gated.', gate_saved: 'The gate settings are saved.' },
   settingsProblems: {
     redirectUri: 'This is not a redirect URI we can register: see the rules above.',
     redirectUriKnown: 'This redirect URI is registered already.',
@@ -358,6 +379,26 @@ const en: DashboardMessages = {
     demoSecret: 'The demo client’s secret is derived by the server from its keys, so that /demo can always exchange its codes: it is not rotated here.',
     methods: 'Tick at least one way.',
     minAgeUnderBuffer: 'This minimum age would let your site ask for ages that need a larger face check buffer than yours. Ask the operator to raise the buffer first (clients update --face-buffer), or keep the minimum age.',
+    gateHost: 'Enter a host name such as shop.example, or an origin such as https://shop.example:8443, without a path; a live site’s must use https, except on your own machine (localhost).',
+    gateHostTaken: 'This host is gated by another client already. A host is gated by one client only.',
+    gateHostLast: 'A client keeps at least one redirect URI: add one before removing its last gated host.',
+    gateAge: 'The gate’s age is a whole number from 1 to 99, not under your minimum age, or empty.',
+    gateTtl: 'Choose one of the listed times.',
+  },
+  gate: {
+    heading: 'Age gate',
+    intro: 'Age-gate a whole site without code: its reverse proxy (nginx, Caddy, Traefik) asks this service before each request and sends visitors who have not proven their age through the check. docs/gate.md has the configuration to copy.',
+    hostsCaption: 'Gated hosts',
+    noHosts: 'No host is gated yet.',
+    hostLabel: 'Host to gate',
+    hostHelp: 'Its callback, https://host/.ofage/callback, is added to your redirect URIs.',
+    addHost: 'Gate this host',
+    removeHost: (host) => `Stop gating ${host}`,
+    ageLabel: 'Age the gate asks for',
+    ageHelp: (fallback) => `Empty: your minimum age, else 18 (now ${fallback}). Raising it sends visitors back to the check.`,
+    ttlLabel: 'Let a visitor in for',
+    ttlHelp: 'After this, the visitor confirms their age again. A shorter time sends visitors with older cookies back to the check.',
+    save: 'Save the gate',
   },
 
   passkeysHeading: 'Your passkeys',
@@ -552,7 +593,7 @@ const de: DashboardMessages = {
   codeCaption: 'age-check.ts',
   secretPlaceholder: 'ihr-client-secret',
   integrationMore: 'Derselbe Ablauf mit curl, einer Standard-OAuth-Bibliothek oder Python und jeder Fehler erklärt: docs/integration.md und docs/errors.md im ofage-Repository.',
-  settingsNotices: { redirect_uri_added: 'Die Redirect-URI ist hinzugefügt.', redirect_uri_removed: 'Die Redirect-URI ist entfernt.', site_saved: 'Ihre Website-Einstellungen sind gespeichert.', methods_saved: 'Die Wege der Prüfung sind gespeichert.', passkey_added: 'Ihr Passkey ist hinzugefügt: Melden Sie sich nächstes Mal damit an.', passkey_removed: 'Der Passkey ist entfernt.' },
+  settingsNotices: { redirect_uri_added: 'Die Redirect-URI ist hinzugefügt.', redirect_uri_removed: 'Die Redirect-URI ist entfernt.', site_saved: 'Ihre Website-Einstellungen sind gespeichert.', methods_saved: 'Die Wege der Prüfung sind gespeichert.', passkey_added: 'Ihr Passkey ist hinzugefügt: Melden Sie sich nächstes Mal damit an.', passkey_removed: 'Der Passkey ist entfernt.', gate_host_added: 'Der Host ist geschützt: Richten Sie seinen Proxy ein, wie docs/gate.md es zeigt.', gate_host_removed: 'Der Host ist nicht mehr geschützt.', gate_saved: 'Die Einstellungen der Altersschranke sind gespeichert.' },
   settingsProblems: {
     redirectUri: 'Diese Redirect-URI können wir nicht registrieren: Siehe die Regeln oben.',
     redirectUriKnown: 'Diese Redirect-URI ist bereits registriert.',
@@ -566,6 +607,26 @@ const de: DashboardMessages = {
     demoSecret: 'Das Secret des Demo-Clients leitet der Server aus seinen Schlüsseln ab, damit /demo seine Codes immer einlösen kann: Es wird hier nicht erneuert.',
     methods: 'Wählen Sie mindestens einen Weg.',
     minAgeUnderBuffer: 'Mit diesem Mindestalter könnte Ihre Website Alter abfragen, die einen größeren Puffer der Prüfung mit dem Gesicht brauchen als Ihren. Bitten Sie den Betreiber, den Puffer zuerst zu erhöhen (clients update --face-buffer), oder behalten Sie das Mindestalter.',
+    gateHost: 'Geben Sie einen Hostnamen wie shop.example oder einen Ursprung wie https://shop.example:8443 ein, ohne Pfad; eine Live-Website braucht https, außer auf Ihrem eigenen Rechner (localhost).',
+    gateHostTaken: 'Diesen Host schützt schon ein anderer Client. Ein Host gehört zu genau einem Client.',
+    gateHostLast: 'Ein Client behält mindestens eine Redirect-URI: Fügen Sie eine hinzu, bevor Sie seinen letzten geschützten Host entfernen.',
+    gateAge: 'Das Alter der Schranke ist eine ganze Zahl von 1 bis 99, nicht unter Ihrem Mindestalter, oder leer.',
+    gateTtl: 'Wählen Sie eine der angebotenen Zeiten.',
+  },
+  gate: {
+    heading: 'Altersschranke',
+    intro: 'Schützen Sie eine ganze Website ohne Code: Ihr Reverse Proxy (nginx, Caddy, Traefik) fragt diesen Dienst vor jeder Anfrage und schickt Besucher, die ihr Alter noch nicht nachgewiesen haben, durch die Prüfung. docs/gate.md enthält die Konfiguration zum Kopieren.',
+    hostsCaption: 'Geschützte Hosts',
+    noHosts: 'Noch ist kein Host geschützt.',
+    hostLabel: 'Zu schützender Host',
+    hostHelp: 'Sein Callback, https://host/.ofage/callback, wird Ihren Redirect-URIs hinzugefügt.',
+    addHost: 'Diesen Host schützen',
+    removeHost: (host) => `${host} nicht mehr schützen`,
+    ageLabel: 'Alter, das die Schranke verlangt',
+    ageHelp: (fallback) => `Leer: Ihr Mindestalter, sonst 18 (jetzt ${fallback}). Ein höheres Alter schickt Besucher erneut durch die Prüfung.`,
+    ttlLabel: 'Besucher einlassen für',
+    ttlHelp: 'Danach bestätigen Besucher ihr Alter erneut. Eine kürzere Zeit schickt Besucher mit älteren Cookies erneut durch die Prüfung.',
+    save: 'Schranke speichern',
   },
 
   passkeysHeading: 'Ihre Passkeys',

@@ -9,7 +9,7 @@ export type GateHost = {
   origin: string
   clientId: string
   active: boolean
-  /** The age the gate asks for: the client's gate age, else its minimum age, else 18. */
+  /** The age the gate asks for (gateAgeOf). */
   ageRequired: number
   /** How long a gate cookie counts from the check it stands for. */
   ttlSeconds: number
@@ -22,8 +22,9 @@ export function gateCallbackUri(origin: string): string {
   return `${origin}${GATE_CALLBACK_PATH}`
 }
 
+/** The age a client's gate asks for: its gate age, else its minimum age, else 18; never under its minimum age (raised since). */
 export function gateAgeOf(client: { gateAge: number | null; minAge: number | null }): number {
-  return client.gateAge ?? client.minAge ?? DEFAULT_AGE_REQUIRED
+  return Math.max(client.gateAge ?? client.minAge ?? DEFAULT_AGE_REQUIRED, client.minAge ?? 0)
 }
 
 const columns = {
@@ -51,6 +52,14 @@ export async function loadGateHosts(db: Executor): Promise<GateHost[]> {
 export async function listClientGateHosts(db: Executor, clientId: string): Promise<string[]> {
   const rows = await db.select({ origin: gateHosts.origin }).from(gateHosts).where(eq(gateHosts.clientId, clientId)).orderBy(gateHosts.origin)
   return rows.map((row) => row.origin)
+}
+
+/** Every client's gated origins, for the CLI's list. */
+export async function listGateHostsByClient(db: Executor): Promise<Map<string, string[]>> {
+  const rows = await db.select({ origin: gateHosts.origin, clientId: gateHosts.clientId }).from(gateHosts).orderBy(gateHosts.origin)
+  const byClient = new Map<string, string[]>()
+  for (const row of rows) byClient.set(row.clientId, [...(byClient.get(row.clientId) ?? []), row.origin])
+  return byClient
 }
 
 /**

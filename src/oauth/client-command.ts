@@ -14,7 +14,7 @@ import {
 } from './clients.ts'
 import { deleteClient } from './delete-client.ts'
 import { describeGate, readGateOrigin, readGateSettings, updateGate, type GateChanges, type GateSettings } from '../gate/gate-settings.ts'
-import { gateCallbackUri } from '../gate/gate-hosts.ts'
+import { gateAgeOf, gateCallbackUri, listGateHostsByClient } from '../gate/gate-hosts.ts'
 
 export const CLIENTS_SUBCOMMANDS = ['create', 'list', 'show', 'suspend', 'activate', 'rotate-secret', 'update', 'delete'] as const
 
@@ -71,7 +71,11 @@ export async function clientsCommand(services: Services, sub: string | undefined
     return withSecret(created, secret, await readGateSettings(deps.db, created))
   }
   if (sub === 'list') {
-    const json = (await listClients(deps.db)).map(describeClient)
+    const gated = await listGateHostsByClient(deps.db)
+    const json = (await listClients(deps.db)).map((client) => ({
+      ...describeClient(client),
+      ...describeGate({ hosts: gated.get(client.id) ?? [], age: gateAgeOf(client), ageIsSet: client.gateAge !== null, ttlSeconds: client.gateTtlSeconds }),
+    }))
     const rows = json.map((c) => [c.client_id, c.status, c.sandbox ? 'yes' : 'no', c.verification_limit === null ? 'none' : String(c.verification_limit), c.created_at.slice(0, 10), c.name])
     const table = json.length
       ? formatTable(['CLIENT_ID', 'STATUS', 'SANDBOX', 'LIMIT', 'CREATED', 'NAME'], rows)

@@ -165,9 +165,6 @@ export async function updateClient(db: Database, clientId: string, changes: Clie
   return db.transaction(async (tx) => {
     const [client] = await tx.select().from(clients).where(eq(clients.id, clientId)).for('update')
     if (!client) return undefined
-    if (changes.minAge != null && client.gateAge !== null && client.gateAge < changes.minAge) {
-      throw new OAuthError('invalid_request', `min_age ${changes.minAge} is over this client's gate age of ${client.gateAge}: raise the gate age first`)
-    }
     await refuseRemovingGateCallbacks(tx, client.id, changes.removeRedirectUris ?? [])
     // Checked on the row as it will be: a lower minimum age lets the client ask for thresholds that need more.
     if (changes.faceBuffer !== undefined || changes.minAge !== undefined) {
