@@ -1,6 +1,6 @@
 import type { Executor, OpenDatabase } from '../db/client.ts'
 import type { Clock } from '../lib/clock.ts'
-import { loadGateHosts, matchGateHost, type GateHost } from './gate-hosts.ts'
+import { findGateHost, indexGateHosts, loadGateHosts, type GateHost, type GateHostIndex } from './gate-hosts.ts'
 
 /** Announced by the database whenever a client or a gated host changes (migration 0017's triggers). */
 export const GATE_CHANNEL = 'ofage_gate'
@@ -22,10 +22,10 @@ export class GateUnavailableError extends Error {
  * A read that a notice overtook is used once but not kept, so a change is never hidden behind an older copy.
  */
 export class GateDirectory {
-  private hosts: GateHost[] | undefined
+  private hosts: GateHostIndex<GateHost> | undefined
   private loadedAt = 0
   private generation = 0
-  private loading: Promise<GateHost[]> | undefined
+  private loading: Promise<GateHostIndex<GateHost>> | undefined
 
   constructor(
     private readonly db: Executor,
@@ -44,21 +44,21 @@ export class GateDirectory {
 
   /** The gated host a request's host names, or undefined; throws {@link GateUnavailableError} when they cannot be read. */
   async find(requestHost: string): Promise<GateHost | undefined> {
-    return matchGateHost(await this.current(), requestHost)
+    return findGateHost(await this.current(), requestHost)
   }
 
-  private async current(): Promise<GateHost[]> {
+  private async current(): Promise<GateHostIndex<GateHost>> {
     const now = this.clock.now().getTime()
     if (this.hosts && now - this.loadedAt < MAX_AGE_MS) return this.hosts
     this.loading ??= this.load(now).finally(() => (this.loading = undefined))
     return this.loading
   }
 
-  private async load(now: number): Promise<GateHost[]> {
+  private async load(now: number): Promise<GateHostIndex<GateHost>> {
     const generation = this.generation
-    let hosts: GateHost[]
+    let hosts: GateHostIndex<GateHost>
     try {
-      hosts = await loadGateHosts(this.db)
+      hosts = indexGateHosts(await loadGateHosts(this.db))
     } catch (cause) {
       throw new GateUnavailableError(cause)
     }

@@ -62,22 +62,34 @@ export async function listGateHostsByClient(db: Executor): Promise<Map<string, s
   return byClient
 }
 
-/**
- * The entry among `hosts` that a request's host names: the same host name, and the same port where the
- * request names one (a browser leaves out the default port, and nginx's `$host` drops any port).
- */
-export function matchGateHost<T extends { origin: string }>(hosts: Iterable<T>, requestHost: string): T | undefined {
-  const wanted = readRequestHost(requestHost)
-  if (!wanted) return undefined
-  let match: T | undefined
+/** Gated hosts by host name, each with the port its origin is served on: built once per read, not per request. */
+export type GateHostIndex<T> = Map<string, { host: T; port: string; defaultPort: boolean }[]>
+
+export function indexGateHosts<T extends { origin: string }>(hosts: Iterable<T>): GateHostIndex<T> {
+  const index: GateHostIndex<T> = new Map()
   for (const host of hosts) {
     const url = new URL(host.origin)
-    if (url.hostname !== wanted.hostname) continue
-    const port = url.port || (url.protocol === 'https:' ? '443' : '80')
-    if (wanted.port === port) return host
-    if (wanted.port === '' && (match === undefined || url.port === '')) match = host
+    const entry = { host, port: url.port || (url.protocol === 'https:' ? '443' : '80'), defaultPort: url.port === '' }
+    index.set(url.hostname, [...(index.get(url.hostname) ?? []), entry])
   }
-  return match
+  return index
+}
+
+/**
+ * The entry a request's host names: the same host name, and the same port where the request names one (a
+ * browser leaves out the default port, and nginx's `$host` drops any port); without a port, the origin on
+ * its scheme's default port first.
+ */
+export function findGateHost<T>(index: GateHostIndex<T>, requestHost: string): T | undefined {
+  const wanted = readRequestHost(requestHost)
+  const entries = wanted && index.get(wanted.hostname)
+  if (!entries) return undefined
+  if (wanted.port !== '') return entries.find((entry) => entry.port === wanted.port)?.host
+  return (entries.find((entry) => entry.defaultPort) ?? entries[0])?.host
+}
+
+export function matchGateHost<T extends { origin: string }>(hosts: Iterable<T>, requestHost: string): T | undefined {
+  return findGateHost(indexGateHosts(hosts), requestHost)
 }
 
 /** `host[:port]` as a Host or X-Forwarded-Host header carries it, or undefined when it is not one. */
