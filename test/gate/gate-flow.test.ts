@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { eq } from 'drizzle-orm'
+import { eq, sql } from 'drizzle-orm'
 import { auditLogs } from '../../src/db/schema.ts'
 import { sealGatePass } from '../../src/gate/gate-cookie.ts'
 import { updateGate } from '../../src/gate/gate-settings.ts'
 import { updateClient } from '../../src/oauth/clients.ts'
-import { createTestContext, json, PUBLIC_URL, type TestContext } from '../helpers.ts'
+import { createTestContext, json, PUBLIC_URL, queryRows, type TestContext } from '../helpers.ts'
+import { addWebhookEndpoint } from '../../src/webhooks/endpoints.ts'
 import { readPage, testBrowser } from '../verification/browser.ts'
 
 /**
@@ -89,6 +90,22 @@ describe('a visitor through the gate', () => {
     expect(row).toMatchObject({ clientId: shop.id, ageOver: 18, methodClass: 'age_only' })
     const usage = await json(await ctx.request('/api/oauth/usage?period=all', { headers: { authorization: shop.authorization } }))
     expect(usage.usage.total_verifications).toBeGreaterThanOrEqual(1)
+  })
+
+  test('an ordinary verification of the client: its webhook event, and its plan limit at the start', async () => {
+    const counted = await ctx.createClient({ name: 'Counted', sandbox: true, verificationLimit: 1 })
+    await updateGate(ctx.deps, counted.id, { addHosts: ['counted.example'] })
+    await addWebhookEndpoint(ctx.deps, counted.id, { url: 'https://hooks.example/ofage' })
+    const { finished } = await passGate('counted.example')
+    expect(finished.status).toBe(303)
+    const verificationId = (await viaProxy('/gate/auth', 'counted.example', { cookie: finished.headers.getSetCookie().find((l) => l.startsWith('__Host-ofage_gate='))!.split(';')[0] })).headers.get('x-verification-id')
+    const events = await queryRows<{ type: string; payload: string }>(ctx.deps.db, sql`select d.event_type as type, d.payload from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id where e.client_id = ${counted.id}`)
+    expect(events.map((e) => e.type)).toContain('verification.approved')
+    expect(events.find((e) => e.type === 'verification.approved')!.payload).toContain(verificationId!)
+    // The month's one verification is used: the next visitor is told so at the start, as on the page.
+    const refused = await viaProxy('/.ofage/start', 'counted.example')
+    expect(refused.status).toBe(402)
+    expect(await refused.text()).toContain('payment_required')
   })
 
   test('a check under the age fails on the page and never reaches the callback', async () => {
