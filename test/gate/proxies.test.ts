@@ -51,8 +51,13 @@ beforeAll(async () => {
   const certificate = await makeCertificate(folder.dir, [...Object.values(hosts.nginx), ...Object.values(hosts.caddy)])
   pem = certificate.pem
   const ofagePort = Number(new URL(running.baseUrl).port)
-  proxies.nginx = await startNginx({ dir: folder.dir, ofagePort, certificate, hosts: hosts.nginx })
-  proxies.caddy = await startCaddy({ dir: folder.dir, ofagePort, certificate, hosts: hosts.caddy })
+  // Side by side, each kept as it starts, so that afterAll stops whatever did when another failed.
+  const started = await Promise.allSettled([
+    startNginx({ dir: folder.dir, ofagePort, certificate, hosts: hosts.nginx }).then((proxy) => (proxies.nginx = proxy)),
+    startCaddy({ dir: folder.dir, ofagePort, certificate, hosts: hosts.caddy }).then((proxy) => (proxies.caddy = proxy)),
+    launchChromium(['--host-resolver-rules=MAP *.test 127.0.0.1', '--ignore-certificate-errors']).then((launched) => (browser = launched)),
+  ])
+  for (const outcome of started) if (outcome.status === 'rejected') throw outcome.reason
   const deps = running.services.deps
   for (const name of ['nginx', 'caddy'] as const) {
     const { sites } = proxies[name]!
@@ -61,7 +66,6 @@ beforeAll(async () => {
   }
   clients.other = (await createClient(deps, { name: 'Another shop', redirectUris: ['https://other.example/callback'], sandbox: true })).client
   await updateGate(deps, clients.other.id, { addHosts: ['other.test'] })
-  browser = await launchChromium(['--host-resolver-rules=MAP *.test 127.0.0.1', '--ignore-certificate-errors'])
 }, 90_000)
 
 afterAll(async () => {
@@ -104,10 +108,15 @@ function passFor(name: 'nginx' | 'caddy'): string {
   return passes[name]
 }
 
+/** A gate cookie with `value` on `site`, as the gate sets it. */
+function gateCookie(site: ProxySite, value: string) {
+  return { name: GATE_COOKIE, value, url: `${site.origin}/`, secure: true, httpOnly: true, sameSite: 'Lax' as const }
+}
+
 /** A fresh browser whose only cookie is a gate cookie with `value` on `site`. */
 async function contextWithGateCookie(site: ProxySite, value: string) {
   const context = await newContext()
-  await context.addCookies([{ name: GATE_COOKIE, value, url: `${site.origin}/`, secure: true, httpOnly: true, sameSite: 'Lax' }])
+  await context.addCookies([gateCookie(site, value)])
   return context
 }
 
@@ -163,19 +172,20 @@ for (const name of ['nginx', 'caddy'] as const) {
         'another client': sealGatePass(key, { ...pass, clientId: clients.other!.id }),
       }
       const seen = site().upstream.seen.length
+      const context = await newContext()
+      const page = await context.newPage()
       for (const [kind, cookie] of Object.entries(forged)) {
-        const context = await contextWithGateCookie(site(), cookie)
-        const page = await context.newPage()
+        await context.clearCookies()
+        await context.addCookies([gateCookie(site(), cookie)])
         await page.goto(`${site().origin}/members?cookie=${encodeURIComponent(kind)}`)
         await expectTheCheck(page)
-        await context.close()
       }
       // The real cookie, taken to the other gated host of this very client: its origin is not this one.
-      const elsewhere = await contextWithGateCookie(proxy().sites.path, value)
-      const page = await elsewhere.newPage()
+      await context.clearCookies()
+      await context.addCookies([gateCookie(proxy().sites.path, value)])
       await page.goto(`${proxy().sites.path.origin}/adults/room`)
       await expectTheCheck(page)
-      await elsewhere.close()
+      await context.close()
       expect(site().upstream.seen.length).toBe(seen)
     }, 90_000)
 

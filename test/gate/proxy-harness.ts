@@ -108,7 +108,7 @@ async function startSites(names: { site: SnippetName; path: SnippetName }, optio
 
 /** Waits until the proxy answers TLS on its port for `host`, or fails with its log. */
 async function waitForProxy(child: Spawned, port: number, host: string, pem: string, log: () => string): Promise<void> {
-  const deadline = performance.now() + 20_000
+  const deadline = performance.now() + 30_000
   while (performance.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`the proxy exited (${child.exitCode}):\n${log()}`)
     const answered = await fetch(`https://127.0.0.1:${port}/.ofage/ofage.css`, { headers: { host: `${host}:${port}` }, tls: { ca: pem, serverName: host } }).then(
@@ -118,7 +118,7 @@ async function waitForProxy(child: Spawned, port: number, host: string, pem: str
     if (answered) return
     await Bun.sleep(100)
   }
-  throw new Error(`the proxy did not answer on port ${port} within 20 s:\n${log()}`)
+  throw new Error(`the proxy did not answer on port ${port} within 30 s:\n${log()}`)
 }
 
 /** nginx with the `nginx-site` and `nginx-path` snippets, one server block each, on one free port. */
@@ -167,6 +167,7 @@ export async function startCaddy(options: ProxyOptions): Promise<RunningProxy> {
       ['127.0.0.1:3000', `127.0.0.1:${options.ofagePort}`],
       ['127.0.0.1:8080', `127.0.0.1:${site.upstream.port}`],
     ])
+  // No admin endpoint, and no listener on port 80 (a system nginx may hold it): only the test's port.
   const global = ['{', '\tadmin off', '\tauto_https disable_redirects', `\thttp_port ${await freePort()}`, `\tstorage file_system {\n\t\troot ${join(dir, 'data')}\n\t}`, '}'].join('\n')
   const file = join(dir, 'Caddyfile')
   writeFileSync(file, [global, block(sites.site), block(sites.path)].join('\n'))
@@ -185,18 +186,21 @@ async function launch(
   options: { env?: Record<string, string>; port: number; sites: RunningProxy['sites']; pem: string; logs: string[] },
 ): Promise<RunningProxy> {
   const { port, sites } = options
-  const child = Bun.spawn(argv, { env: options.env, stdout: 'ignore', stderr: Bun.file(options.logs[0]!) })
-  running.add(child)
   const log = () => options.logs.map(readIfThere).join('\n')
+  let child: Spawned | undefined
   const stop = async () => {
-    child.kill('SIGTERM')
-    const exited = await Promise.race([child.exited.then(() => true), Bun.sleep(10_000).then(() => false)])
-    if (!exited) child.kill('SIGKILL')
-    await child.exited
-    running.delete(child)
+    if (child) {
+      child.kill('SIGTERM')
+      const exited = await Promise.race([child.exited.then(() => true), Bun.sleep(10_000).then(() => false)])
+      if (!exited) child.kill('SIGKILL')
+      await child.exited
+      running.delete(child)
+    }
     await Promise.all([sites.site.upstream.stop(), sites.path.upstream.stop()])
   }
   try {
+    child = Bun.spawn(argv, { env: options.env, stdout: 'ignore', stderr: Bun.file(options.logs[0]!) })
+    running.add(child)
     await waitForProxy(child, port, sites.site.host, options.pem, log)
   } catch (cause) {
     await stop()
