@@ -70,7 +70,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (!runs) return
-  await browser?.close()
+  await browser?.close().catch(() => {})
   await Promise.all([proxies.nginx?.stop(), proxies.caddy?.stop()])
   await running?.stop()
   await database?.close()
