@@ -13,8 +13,10 @@ const plain = { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'n
  * `forward_auth`, Traefik `ForwardAuth`), with the visitor's cookies and the host and URI it was for.
  * 200 lets the request through with `X-Age-Over` and `X-Verification-Id` for the site; 401 sends the visitor
  * to the check, or with `?redirect=1` (for proxies that pass an answer on: Caddy, Traefik) a 302 to the
- * host's `/.ofage/start` for a GET or HEAD. 403 for a host no client gates or a suspended client; 503 when
- * the gated hosts cannot be read. Any method: nginx asks with the visitor's own.
+ * host's `/.ofage/start`, as an absolute URL, for a GET or HEAD. 403 for a host no client gates or a
+ * suspended client; 503 when the gated hosts cannot be read. The three proxies ask with GET (Caddy and
+ * Traefik name the visitor's method in `X-Forwarded-Method`), but any method is answered: Traefik's
+ * `preserveRequestMethod` asks with the visitor's own.
  */
 export function gateAuthRoutes(deps: GateAuthDeps) {
   return new Elysia({ name: 'gate-auth-routes' }).all(
@@ -48,8 +50,10 @@ function respond(answer: GateAnswer, redirectFor: Headers | undefined, method: s
       const originalMethod = redirectFor?.get('x-forwarded-method') ?? method
       if (redirectFor && (originalMethod === 'GET' || originalMethod === 'HEAD')) {
         const uri = redirectFor.get('x-forwarded-uri') ?? redirectFor.get('x-original-uri') ?? '/'
-        // Relative: the browser resolves it against the page it asked for, on the gated host itself.
-        return new Response(null, { status: 302, headers: { 'cache-control': 'no-store', location: `/.ofage/start?rd=${encodeURIComponent(uri)}` } })
+        // Absolute, on the gated origin as the directory holds it (never a header's): Traefik resolves a relative
+        // Location against its auth server's address (traefik/traefik#11313), which is no page a visitor can reach.
+        const location = `${answer.host.origin}/.ofage/start?rd=${encodeURIComponent(uri)}`
+        return new Response(null, { status: 302, headers: { 'cache-control': 'no-store', location } })
       }
       return new Response('Age not verified for this site.\n', { status: 401, headers: plain })
     }

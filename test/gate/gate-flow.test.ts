@@ -161,14 +161,22 @@ describe('/gate/auth, as a proxy asks it', () => {
     cookie = finished.headers.getSetCookie().find((line) => line.startsWith('__Host-ofage_gate='))!.split(';')[0]!
   })
 
-  test('without a cookie: 401, or with ?redirect=1 a relative 302 to the host\'s start carrying the URI', async () => {
+  test('without a cookie: 401, or with ?redirect=1 a 302 to the host\'s start carrying the URI', async () => {
     expect((await viaProxy('/gate/auth', 'shop.example')).status).toBe(401)
     const redirect = await viaProxy('/gate/auth?redirect=1', 'shop.example', { headers: { 'x-forwarded-uri': '/cart?item=1&size=m', 'x-forwarded-method': 'GET' } })
     expect(redirect.status).toBe(302)
-    expect(redirect.headers.get('location')).toBe('/.ofage/start?rd=%2Fcart%3Fitem%3D1%26size%3Dm')
+    expect(redirect.headers.get('location')).toBe('https://shop.example/.ofage/start?rd=%2Fcart%3Fitem%3D1%26size%3Dm')
     // A form post is not replayed by a redirect: the proxy says 401.
     const post = await viaProxy('/gate/auth?redirect=1', 'shop.example', { headers: { 'x-forwarded-uri': '/cart', 'x-forwarded-method': 'POST' } })
     expect(post.status).toBe(401)
+  })
+
+  test('the redirect names the gated origin itself: Traefik resolved the relative one against its auth server\'s address', async () => {
+    // traefik/traefik#11313: ForwardAuth makes a relative Location absolute against `address`, an internal
+    // address no visitor reaches. The origin comes from the gated hosts, never from a request header.
+    const redirect = await viaProxy('/gate/auth?redirect=1', 'SHOP.example:443', { headers: { host: '127.0.0.1:3000', 'x-forwarded-uri': '/a', 'x-forwarded-method': 'HEAD', 'x-forwarded-proto': 'http' } })
+    const location = new URL(redirect.headers.get('location')!, 'http://127.0.0.1:3000/gate/auth?redirect=1')
+    expect(location.href).toBe(`${SHOP}/.ofage/start?rd=%2Fa`)
   })
 
   test('a host no client gates is refused with 403, whatever cookie comes with it', async () => {
