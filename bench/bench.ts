@@ -22,6 +22,8 @@ import { startServices } from '../src/boot.ts'
 import { loadConfig } from '../src/config.ts'
 import { silentLogger } from '../src/lib/log.ts'
 import { createClient } from '../src/oauth/clients.ts'
+import { sealGatePass } from '../src/gate/gate-cookie.ts'
+import { updateGate } from '../src/gate/gate-settings.ts'
 import { hasWrk, runLoad, type LoadPlan, type LoadResult } from './load.ts'
 import { writeReport, type Row } from './report.ts'
 import { freshBenchDatabase, seedAuditRows, seedCodes } from './seed.ts'
@@ -41,6 +43,7 @@ const seconds = Number(values.seconds)
 const auditRows = Number(values['audit-rows'])
 const adminUrl = values.database ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const CALLBACK = 'https://shop.example/callback'
+const GATED_HOST = 'gated.example'
 const port = 20_000 + Math.floor(Math.random() * 20_000)
 const baseUrl = `http://127.0.0.1:${port}`
 
@@ -179,6 +182,10 @@ async function main() {
     const limits = { RATE_LIMIT_SESSIONS: '1000000', RATE_LIMIT_CHECKS: '1000000', RATE_LIMIT_AUTH_FAILURES: '1000000' }
     const services = await startServices(loadConfig({ ...env, ...limits }), { log: silentLogger })
     const { client, secret } = await createClient(services.deps, { name: 'Bench shop', redirectUris: [CALLBACK], sandbox: true })
+    // The gate's check runs before every request of a gated site: a valid cookie, as a proxy forwards it.
+    await updateGate(services.deps, client.id, { addHosts: [GATED_HOST] })
+    const issuedAt = Math.floor(Date.now() / 1000)
+    const gateCookie = sealGatePass(services.deps.keys.gateKey, { clientId: client.id, origin: `https://${GATED_HOST}`, ageOver: 18, verificationId: crypto.randomUUID(), issuedAt, expiresAt: issuedAt + 86_400 })
     await services.close()
     const authorization = `Basic ${Buffer.from(`${client.id}:${secret}`).toString('base64')}`
 
@@ -202,6 +209,7 @@ async function main() {
       { path: 'token exchange (c64)', ceiling: 'sign', plan: { url: `${baseUrl}/api/oauth/token`, method: 'POST', headers: { ...json, authorization }, bodies: codes.map(exchangeBody), connections: 64, seconds } },
       { path: 'validation GET /api/verify/token (c64)', ceiling: 'hello', plan: { url: `${baseUrl}/api/verify/token/${token}`, connections: 64, seconds } },
       { path: 'validate POST /api/oauth/validate (c64)', ceiling: 'hello', plan: { url: `${baseUrl}/api/oauth/validate`, method: 'POST', headers: json, body: JSON.stringify({ token }), connections: 64, seconds } },
+      { path: 'gate GET /gate/auth, valid cookie (c64)', ceiling: 'hello', plan: { url: `${baseUrl}/gate/auth`, headers: { 'x-forwarded-host': GATED_HOST, cookie: `__Host-ofage_gate=${gateCookie}` }, connections: 64, seconds } },
       { path: 'JWKS (c64)', ceiling: 'hello', plan: { url: `${baseUrl}/api/.well-known/jwks.json`, connections: 64, seconds } },
       { path: 'public key (c64)', ceiling: 'hello', plan: { url: `${baseUrl}/api/verify/public-key`, connections: 64, seconds } },
       { path: `usage report, month, ${auditRows.toLocaleString('en')} audit rows (c64)`, ceiling: 'hello', plan: { url: `${baseUrl}/api/oauth/usage`, headers: { authorization }, connections: 64, seconds } },

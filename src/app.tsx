@@ -6,6 +6,8 @@ import { dashboardRoutes } from './dashboard/routes.ts'
 import type { AppDeps } from './deps.ts'
 import { OAuthError, serverError } from './errors.ts'
 import { demoRoutes } from './demo/routes.tsx'
+import { gateAuthRoutes } from './gate/auth-routes.ts'
+import { gateFlowRoutes } from './gate/flow-routes.tsx'
 import { keyRoutes } from './keys/routes.ts'
 import { describeError, type Logger } from './lib/log.ts'
 import { checkRequestUrl } from './lib/strict-request.ts'
@@ -60,6 +62,8 @@ export function createApp(deps: AppDeps) {
     .use(authorizationRoutes(deps))
     .use(usageRoutes(deps))
     .use(pageRoutes(deps))
+    .use(gateAuthRoutes(deps))
+    .use(gateFlowRoutes(deps))
     .use(dashboardRoutes(deps))
     .use(deps.config.demo ? demoRoutes(deps, (request) => handle(request)) : new Elysia({ name: 'no-demo' }))
   handle = (request) => app.handle(request)

@@ -7,6 +7,7 @@ import { migrateDatabase } from './db/migrate.ts'
 import { ensureDemoClient } from './demo/demo-client.ts'
 import type { AppDeps } from './deps.ts'
 import { createAgeEstimator } from './estimator/pool.ts'
+import { GateDirectory } from './gate/gate-directory.ts'
 import type { AgeEstimator } from './estimator/types.ts'
 import { loadServerKeys } from './keys/server-keys.ts'
 import { loadVerifierKey } from './keys/verifier-key.ts'
@@ -63,7 +64,9 @@ export async function startServices(
     const keys = await loadServerKeys(open.db, config.signingKeyFile, clock.now(), { createSigningKey: options.createSigningKey })
     const revocations = new RevocationCache()
     await revocations.listen(open)
-    const deps: AppDeps = { config, db: open.db, keys, clock, log: options.log ?? jsonLogger(), metrics: createMetrics(), revocations, pickChallenge: options.pickChallenge }
+    const gate = new GateDirectory(open.db, clock)
+    await gate.listen(open)
+    const deps: AppDeps = { config, db: open.db, keys, clock, log: options.log ?? jsonLogger(), metrics: createMetrics(), gate, revocations, pickChallenge: options.pickChallenge }
     if (trustList && identity) {
       const verifier = identity.requestSigning ?? (await loadVerifierKey(open.db, { appUrl: config.appUrl }, clock.now()))
       const trust = createTrustStore(deps, { file: config.credentials!.trustListFile, production: config.production, initial: trustList })

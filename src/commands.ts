@@ -26,11 +26,14 @@ Usage: ofage [command] [--json]
                  [--min-age N] [--limit N] [--face-buffer N] [--home-url URL] [--sandbox]
                  [--require-pkce on|off] [--require-par on|off]
                  [--methods face,credential,passkey,age_pass]   the ways it accepts (default all)
+                 [--gate-host HOST …] [--gate-age N] [--gate-ttl 30d]   gate sites (docs/gate.md);
+                                          a gate host needs no --redirect-uri
   clients list | show ID | suspend ID | activate ID
   clients rotate-secret ID [--overlap 0|90m|24h|7d]   the old secret keeps working this long (default 0)
   clients update ID [--name NAME] [--limit N|none] [--min-age N|none] [--face-buffer N|none]
                     [--home-url URL|none] [--add-redirect-uri URI] [--remove-redirect-uri URI]
                     [--require-pkce on|off] [--require-par on|off] [--methods LIST]
+                    [--gate-host HOST] [--remove-gate-host HOST] [--gate-age N|none] [--gate-ttl 30d]
   clients delete ID [--force]             with its audit rows, usage counters, webhooks, open codes
                                           and sessions, in one transaction; refused while it has
                                           verifications this month unless --force (suspend keeps them)
@@ -72,6 +75,10 @@ export const options = {
   'require-par': { type: 'string' },
   force: { type: 'boolean' },
   overlap: { type: 'string' },
+  'gate-host': { type: 'string', multiple: true },
+  'remove-gate-host': { type: 'string', multiple: true },
+  'gate-age': { type: 'string' },
+  'gate-ttl': { type: 'string' },
   url: { type: 'string' },
   event: { type: 'string', multiple: true },
   client: { type: 'string' },

@@ -6,6 +6,7 @@ import type { Database } from './db/client.ts'
 import type { AgeEstimator } from './estimator/types.ts'
 import type { ServerKeys } from './keys/server-keys.ts'
 import type { Clock } from './lib/clock.ts'
+import type { GateDirectory } from './gate/gate-directory.ts'
 import type { Logger } from './lib/log.ts'
 import type { Challenge } from './liveness/challenge.ts'
 import type { Metrics } from './ops/metrics.ts'
@@ -27,6 +28,8 @@ export type AppDeps = {
    * certificate for Annex C requests (CREDENTIAL_READER_*), if any.
    */
   credentials?: { trust: TrustStore; verifier: VerifierKey; readerAuth?: CertifiedKey }
+  /** Every gated host and its client's gate settings, read again when any of them changes (src/gate/). */
+  gate: GateDirectory
   /** Verifications token validation found live, forgotten when any instance revokes one. */
   revocations?: RevocationCache
   /** Tests only: fixes the live challenge (poses and timing), so that a recorded clip can answer it. */

@@ -25,6 +25,8 @@ export const errorStatus = {
   // Ours, for abuse limits (issue 10): the spec's error body with 429 and a Retry-After header.
   too_many_requests: 429,
   server_error: 500,
+  // RFC 6749 §4.1.2.1's name; only on the gate's pages (src/gate/): the database it needs is out of reach.
+  temporarily_unavailable: 503,
 } as const
 
 export type ErrorCode = keyof typeof errorStatus

@@ -374,6 +374,32 @@ describe('clients: rename, list, delete', () => {
     expect((await cli('clients', 'create', '--name', 'Every way', '--redirect-uri', REDIRECT_URI, '--json')).json().methods).toEqual(['face', 'credential', 'passkey', 'age_pass'])
   }, 30_000)
 
+  test('create --gate-host gates a site with no redirect URI of its own; update adds, removes and sets the age and lifetime (docs/gate.md)', async () => {
+    const created = (await cli('clients', 'create', '--name', 'Gated shop', '--gate-host', 'gated.example', '--gate-age', '21', '--gate-ttl', '12h', '--json')).json()
+    expect(created).toMatchObject({ redirect_uris: ['https://gated.example/.ofage/callback'], gate_hosts: ['https://gated.example'], gate_age: 21, gate_ttl: '12h' })
+    expect(created.client_secret).toBeString()
+    const id = created.client_id
+    const updated = (await cli('clients', 'update', id, '--gate-host', 'https://forum.example:8443', '--remove-gate-host', 'gated.example', '--gate-age', 'none', '--gate-ttl', '30d', '--json')).json()
+    expect(updated).toMatchObject({ redirect_uris: ['https://forum.example:8443/.ofage/callback'], gate_hosts: ['https://forum.example:8443'], gate_age: 18, gate_ttl: '30d' })
+    expect((await cli('clients', 'show', id)).out).toContain('gate_hosts: https://forum.example:8443')
+    // A host already gated by another client: the new client is not left half-made.
+    const taken = await cli('clients', 'create', '--name', 'Copycat', '--gate-host', 'forum.example:8443')
+    expect(taken).toMatchObject({ status: 1, out: '' })
+    expect(taken.err).toContain('gated by another client')
+    expect((await cli('clients', 'list', '--json')).json().some((c: { name: string }) => c.name === 'Copycat')).toBe(false)
+    // A flag that is not one is a usage error (2); a value the service refuses is 1.
+    for (const [flag, value, status, message] of [
+      ['--gate-ttl', 'forever', 2, '--gate-ttl must be a duration'],
+      ['--gate-ttl', '30s', 1, 'lifetime'],
+      ['--gate-age', '0', 1, 'gate age'],
+      ['--gate-host', 'http://plain.example', 1, 'https'],
+    ] as const) {
+      const refused = await cli('clients', 'update', id, flag, value)
+      expect(refused.status, `${flag} ${value}`).toBe(status)
+      expect(refused.err).toContain(message)
+    }
+  }, 60_000)
+
   test('list prints a header over aligned columns; --json is the clients as show prints them', async () => {
     const shop = (await cli('clients', 'create', '--name', 'A shop with a long name', '--redirect-uri', REDIRECT_URI, '--sandbox', '--limit', '12345', '--json')).json()
     await cli('clients', 'suspend', shop.client_id)

@@ -1,8 +1,10 @@
 import { DEMO_CLIENT_ID } from '../demo/demo-client.ts'
 import { clientMethods } from '../oauth/client-methods.ts'
 import { cleartextAddresses, siteHomeUrl, type Client } from '../oauth/clients.ts'
+import type { GateSettings } from '../gate/gate-settings.ts'
 import { formatInstant } from './audit-page.tsx'
 import { dashboardLanguages } from '../i18n/languages.ts'
+import { GatePanel } from './gate-panel.tsx'
 import { integrationCode, integrationEnvironment } from './integration-snippet.ts'
 import { DashboardLayout, href, RemoveForm, type Account, type View } from './layout.tsx'
 import { PasskeyList } from './passkey-panel.tsx'
@@ -16,8 +18,8 @@ export const SECRET_OVERLAPS = ['0', '3600', '86400', '604800', '2592000'] as co
  */
 export const DEFAULT_SECRET_OVERLAP: (typeof SECRET_OVERLAPS)[number] = '86400'
 
-export type SettingsNotice = 'redirect_uri_added' | 'redirect_uri_removed' | 'site_saved' | 'methods_saved' | 'passkey_added' | 'passkey_removed'
-export type SettingsSection = 'redirect' | 'site' | 'methods' | 'secret'
+export type SettingsNotice = 'redirect_uri_added' | 'redirect_uri_removed' | 'site_saved' | 'methods_saved' | 'passkey_added' | 'passkey_removed' | 'gate_host_added' | 'gate_host_removed' | 'gate_saved'
+export type SettingsSection = 'redirect' | 'site' | 'methods' | 'gate' | 'secret'
 /** A refused form: which section, what to say, and what the user typed (shown again). */
 export type SettingsProblem = { section: SettingsSection; message: string; values?: Record<string, string> }
 /** A secret just rotated: shown once, with when the previous one stops working (null: it already has). */
@@ -27,6 +29,8 @@ type SettingsPageProps = {
   view: View
   account: Account
   client: Client
+  /** The client's age gate: its hosts, age and cookie lifetime. */
+  gate: GateSettings
   publicUrl: string
   now: Date
   notice?: SettingsNotice | undefined
@@ -40,7 +44,7 @@ type SettingsPageProps = {
  * The client's integration settings: its status, redirect URIs, minimum age and home address, the secret's
  * rotation, and a snippet filled with its real values. Every form posts with the session's CSRF token.
  */
-export function SettingsPage({ view, account, client, publicUrl, now, notice, problem, rotated, passkeys }: SettingsPageProps) {
+export function SettingsPage({ view, account, client, gate, publicUrl, now, notice, problem, rotated, passkeys }: SettingsPageProps) {
   const t = dashboardLanguages[view.lang]
   const action = (path: string) => href(view, `/dashboard/settings/${path}`)
   const failed = (section: SettingsSection) => (problem?.section === section ? problem : undefined)
@@ -224,6 +228,8 @@ export function SettingsPage({ view, account, client, publicUrl, now, notice, pr
           </button>
         </div>
       </form>
+
+      <GatePanel view={view} csrf={account.csrf} gate={gate} problem={failed('gate')} />
 
       <h2 safe>{t.secretHeading}</h2>
       <p safe>{t.secretIntro}</p>

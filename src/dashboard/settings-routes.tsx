@@ -13,6 +13,8 @@ import { dashboardLanguages } from '../i18n/languages.ts'
 import type { View } from './layout.tsx'
 import type { SignedIn } from './sessions.ts'
 import { listDashboardPasskeys } from './passkeys.ts'
+import { GATE_TTLS } from './gate-panel.tsx'
+import { readGateSettings, updateGate, type GateChanges } from '../gate/gate-settings.ts'
 import { SECRET_OVERLAPS, SettingsPage, type RotatedSecret, type SettingsNotice, type SettingsProblem } from './settings-page.tsx'
 import { confirmPassword } from './sign-in.ts'
 
@@ -23,7 +25,11 @@ const extra = { additionalProperties: t.String({ maxLength: 1024 }) }
 
 const SettingsQuery = t.Object({
   lang: t.Optional(t.String({ maxLength: 8 })),
-  notice: t.Optional(t.Union([t.Literal('redirect_uri_added'), t.Literal('redirect_uri_removed'), t.Literal('site_saved'), t.Literal('methods_saved'), t.Literal('passkey_added'), t.Literal('passkey_removed')])),
+  notice: t.Optional(
+    t.Union(
+      (['redirect_uri_added', 'redirect_uri_removed', 'site_saved', 'methods_saved', 'passkey_added', 'passkey_removed', 'gate_host_added', 'gate_host_removed', 'gate_saved'] as const).map((notice) => t.Literal(notice)),
+    ),
+  ),
 })
 const RedirectUriForm = t.Object({ csrf: field(128), redirect_uri: field(2048) }, extra)
 const SiteForm = t.Object({ csrf: field(128), min_age: field(16), home_url: field(2048) }, extra)
@@ -32,6 +38,8 @@ const MethodsForm = t.Object(
   extra,
 )
 const RotateForm = t.Object({ csrf: field(128), overlap: field(16), password: field(1024) }, extra)
+const GateHostForm = t.Object({ csrf: field(128), gate_host: field(300) }, extra)
+const GateForm = t.Object({ csrf: field(128), gate_age: field(16), gate_ttl: field(16) }, extra)
 
 /**
  * The integration settings of the signed-in user's client: redirect URIs, minimum age, home address, the
@@ -45,8 +53,9 @@ export function settingsRoutes(deps: AppDeps, context: DashboardContext) {
   /** The settings page: its client read afresh, a notice or a refusal, a secret just rotated. */
   async function render(set: ResponseSet, view: View, session: SignedIn, extras: { notice?: SettingsNotice; problem?: SettingsProblem; rotated?: RotatedSecret } = {}) {
     const [client, passkeys] = await Promise.all([sessionClient(session), listDashboardPasskeys(deps.db, session.user.id)])
+    const gate = await readGateSettings(deps.db, client)
     page(set, extras.problem ? 400 : 200)
-    return <SettingsPage view={view} account={accountOf(session)} client={client} publicUrl={deps.config.publicUrl} now={deps.clock.now()} passkeys={passkeys} {...extras} />
+    return <SettingsPage view={view} account={accountOf(session)} client={client} gate={gate} publicUrl={deps.config.publicUrl} now={deps.clock.now()} passkeys={passkeys} {...extras} />
   }
 
   /** A settings form's post: its language, the session (undefined: not signed in), the refusals in that language. */
@@ -133,6 +142,44 @@ export function settingsRoutes(deps: AppDeps, context: DashboardContext) {
       { ...form, body: MethodsForm, query: LangQuery, ...hidden },
     )
     .post(
+      '/dashboard/settings/gate-hosts/add',
+      async ({ query, body, request, cookie, set }) => {
+        const { view, session, problems } = await openForm(cookie, request, body.csrf, query.lang)
+        if (!session) return redirect(set, view, '/dashboard/sign-in')
+        const values = { gate_host: body.gate_host }
+        return changeGate(set, view, session, { addHosts: [body.gate_host] }, 'gate_host_added', (error) => ({
+          section: 'gate',
+          message: error.description.includes('gated by another client') ? problems.gateHostTaken : problems.gateHost,
+          values,
+        }))
+      },
+      { ...form, body: GateHostForm, query: LangQuery, ...hidden },
+    )
+    .post(
+      '/dashboard/settings/gate-hosts/remove',
+      async ({ query, body, request, cookie, set }) => {
+        const { view, session, problems } = await openForm(cookie, request, body.csrf, query.lang)
+        if (!session) return redirect(set, view, '/dashboard/sign-in')
+        return changeGate(set, view, session, { removeHosts: [body.gate_host] }, 'gate_host_removed', () => ({ section: 'gate', message: problems.gateHostLast }))
+      },
+      { ...form, body: GateHostForm, query: LangQuery, ...hidden },
+    )
+    .post(
+      '/dashboard/settings/gate',
+      async ({ query, body, request, cookie, set }) => {
+        const { view, session, problems } = await openForm(cookie, request, body.csrf, query.lang)
+        if (!session) return redirect(set, view, '/dashboard/sign-in')
+        const values = { gate_age: body.gate_age, gate_ttl: body.gate_ttl }
+        const age = readMinAge(body.gate_age)
+        if (age === undefined) return render(set, view, session, { problem: { section: 'gate', message: problems.gateAge, values } })
+        const client = await sessionClient(session)
+        const ttl = [...GATE_TTLS, String(client.gateTtlSeconds)].find((seconds) => seconds === body.gate_ttl)
+        if (!ttl) return render(set, view, session, { problem: { section: 'gate', message: problems.gateTtl, values } })
+        return changeGate(set, view, session, { age, ttlSeconds: Number(ttl) }, 'gate_saved', () => ({ section: 'gate', message: problems.gateAge, values }))
+      },
+      { ...form, body: GateForm, query: LangQuery, ...hidden },
+    )
+    .post(
       '/dashboard/settings/rotate-secret',
       async ({ query, body, request, cookie, set }) => {
         const { view, session, problems } = await openForm(cookie, request, body.csrf, query.lang)
@@ -152,6 +199,18 @@ export function settingsRoutes(deps: AppDeps, context: DashboardContext) {
       },
       { ...form, body: RotateForm, query: LangQuery, ...hidden },
     )
+
+  /** Applies a change to the session's client's gate; a value the gate refuses is a 400 page with `problem`. */
+  async function changeGate(set: ResponseSet, view: View, session: SignedIn, changes: GateChanges, notice: SettingsNotice, problem: (error: OAuthError) => SettingsProblem) {
+    try {
+      await updateGate(deps, session.client.id, changes)
+    } catch (error) {
+      if (error instanceof OAuthError && error.code === 'invalid_request') return render(set, view, session, { problem: problem(error) })
+      throw error
+    }
+    deps.log.info('client_settings_changed', { client_id: session.client.id, user_id: session.user.id, change: notice })
+    return redirect(set, view, `/dashboard/settings?notice=${notice}`)
+  }
 
   async function sessionClient(session: SignedIn): Promise<Client> {
     const client = await findClient(deps.db, session.client.id)

@@ -18,6 +18,7 @@ import m0013 from '../../drizzle/0013_dashboard_passkey_origin.sql' with { type:
 import m0014 from '../../drizzle/0014_credential_answer_keys.sql' with { type: 'text' }
 import m0015 from '../../drizzle/0015_trust_sources.sql' with { type: 'text' }
 import m0016 from '../../drizzle/0016_client_methods.sql' with { type: 'text' }
+import m0017 from '../../drizzle/0017_gate.sql' with { type: 'text' }
 
 export const migrationJournal = journal
 
@@ -40,4 +41,5 @@ export const migrationFiles: Record<string, string> = {
   '0014_credential_answer_keys': m0014,
   '0015_trust_sources': m0015,
   '0016_client_methods': m0016,
+  '0017_gate': m0017,
 }

@@ -62,15 +62,34 @@ export const clients = pgTable(
     requirePkce: boolean('require_pkce').notNull().default(false),
     /** Only pushed authorization requests (RFC 9126) open the page: parameters in a plain URL are refused. */
     requirePushedRequests: boolean('require_pushed_requests').notNull().default(false),
+    /** The age the gate asks for on this client's gated hosts; null: the client's min_age, else 18. */
+    gateAge: integer('gate_age'),
+    /** How long a gate cookie lets a browser through without a new check. */
+    gateTtlSeconds: integer('gate_ttl_seconds').notNull().default(30 * 86_400),
     createdAt: instant('created_at').notNull(),
   },
   (t) => [
+    check('clients_gate_age_range', sql`${t.gateAge} is null or ${t.gateAge} between 1 and 99`),
+    check('clients_gate_ttl_range', sql`${t.gateTtlSeconds} between 60 and 34560000`),
     check('clients_face_buffer_range', sql`${t.faceBuffer} is null or ${t.faceBuffer} between 0 and 30`),
     check('clients_methods_known', sql`cardinality(${t.methods}) > 0 and ${t.methods} <@ array['face', 'credential', 'passkey', 'age_pass']::text[]`),
     check('clients_min_age_range', sql`${t.minAge} is null or ${t.minAge} between 1 and 99`),
     check('clients_limit_non_negative', sql`${t.verificationLimit} is null or ${t.verificationLimit} >= 0`),
   ],
 )
+
+/**
+ * The sites a client gates (src/gate/): the origin a reverse proxy in front of them serves, one client
+ * each. Its `/.ofage/callback` is among the client's redirect URIs while the row exists.
+ */
+export const gateHosts = pgTable('gate_hosts', {
+  /** scheme://host[:port], as the URL parser writes an origin. */
+  origin: text('origin').primaryKey(),
+  clientId: text('client_id')
+    .notNull()
+    .references(() => clients.id, { onDelete: 'cascade' }),
+  createdAt: instant('created_at').notNull(),
+}, (t) => [index('gate_hosts_client').on(t.clientId)])
 
 /**
  * One row per approved verification: the audit trail behind `transaction_id`. Nothing personal: the

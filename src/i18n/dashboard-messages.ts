@@ -147,7 +147,7 @@ export type DashboardMessages = {
   codeCaption: string
   secretPlaceholder: string
   integrationMore: string
-  settingsNotices: Record<'redirect_uri_added' | 'redirect_uri_removed' | 'site_saved' | 'methods_saved' | 'passkey_added' | 'passkey_removed', string>
+  settingsNotices: Record<'redirect_uri_added' | 'redirect_uri_removed' | 'site_saved' | 'methods_saved' | 'passkey_added' | 'passkey_removed' | 'gate_host_added' | 'gate_host_removed' | 'gate_saved', string>
   settingsProblems: {
     redirectUri: string
     redirectUriKnown: string
@@ -162,6 +162,27 @@ export type DashboardMessages = {
     methods: string
     /** A lower minimum age would let the client ask for thresholds its own face buffer (set by the operator) is too small for. */
     minAgeUnderBuffer: string
+    gateHost: string
+    gateHostTaken: string
+    gateHostLast: string
+    gateAge: string
+    gateTtl: string
+  }
+  /** The age gate (src/gate/, docs/gate.md): the hosts this client gates through a reverse proxy. */
+  gate: {
+    heading: string
+    intro: string
+    hostsCaption: string
+    noHosts: string
+    hostLabel: string
+    hostHelp: string
+    addHost: string
+    removeHost: (host: string) => string
+    ageLabel: string
+    ageHelp: (fallback: number) => string
+    ttlLabel: string
+    ttlHelp: string
+    save: string
   }
 
   passkeysHeading: string

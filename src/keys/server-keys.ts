@@ -14,6 +14,8 @@ export type ServerKeys = {
   agePassKey: Uint8Array
   /** HMAC key for the dashboard's CSRF tokens (src/dashboard/csrf.ts): derived, never stored. */
   dashboardKey: Uint8Array
+  /** HMAC key for the gate's cookies on gated hosts (src/gate/gate-cookie.ts). */
+  gateKey: Uint8Array
 }
 
 export async function loadServerKeys(db: Database, signingKeyFile: string | undefined, now: Date, options: { createSigningKey?: boolean } = {}): Promise<ServerKeys> {
@@ -25,5 +27,6 @@ export async function loadServerKeys(db: Database, signingKeyFile: string | unde
     subjectKey: await secret('subject_hmac_key'),
     agePassKey: await secret('age_pass_hmac_key'),
     dashboardKey: await secret('dashboard_hmac_key'),
+    gateKey: await secret('gate_hmac_key'),
   }
 }

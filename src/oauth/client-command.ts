@@ -1,6 +1,7 @@
 import type { Services } from '../boot.ts'
 import { OAuthError } from '../errors.ts'
 import { formatFields, formatTable, UsageError, type Output } from '../lib/command-line.ts'
+import { readDuration } from '../lib/duration.ts'
 import {
   createClient,
   describeClient,
@@ -12,6 +13,8 @@ import {
   type ClientChanges,
 } from './clients.ts'
 import { deleteClient } from './delete-client.ts'
+import { describeGate, readGateOrigin, readGateSettings, updateGate, type GateChanges, type GateSettings } from '../gate/gate-settings.ts'
+import { gateAgeOf, gateCallbackUri, listGateHostsByClient } from '../gate/gate-hosts.ts'
 
 export const CLIENTS_SUBCOMMANDS = ['create', 'list', 'show', 'suspend', 'activate', 'rotate-secret', 'update', 'delete'] as const
 
@@ -30,6 +33,10 @@ export type ClientFlags = {
   'require-pkce'?: string | undefined
   'require-par'?: string | undefined
   force?: boolean | undefined
+  'gate-host'?: string[] | undefined
+  'remove-gate-host'?: string[] | undefined
+  'gate-age'?: string | undefined
+  'gate-ttl'?: string | undefined
 }
 
 /** `ofage clients …`: create, list, show, change and delete the sites that use the service. */
@@ -37,9 +44,12 @@ export async function clientsCommand(services: Services, sub: string | undefined
   const { deps } = services
   if (sub === 'create') {
     if (!flags.name) throw new UsageError('clients create needs --name NAME')
+    const gate = readGateFlags(flags)
+    // A site gated without a developer has no redirect URI of its own: its gate's callback is one.
+    const gateCallbacks = (gate.addHosts ?? []).map((host) => gateCallbackUri(readGateOrigin(host)))
     const { client, secret } = await createClient({ ...deps, deploymentFaceBuffer: deps.config.face.buffer }, {
       name: flags.name,
-      redirectUris: flags['redirect-uri'] ?? [],
+      redirectUris: [...(flags['redirect-uri'] ?? []), ...gateCallbacks],
       minAge: readOptionalInt('--min-age', flags['min-age']),
       verificationLimit: readOptionalInt('--limit', flags.limit),
       faceBuffer: readOptionalInt('--face-buffer', flags['face-buffer']),
@@ -49,10 +59,23 @@ export async function clientsCommand(services: Services, sub: string | undefined
       requirePkce: readSwitch('--require-pkce', flags['require-pkce']),
       requirePushedRequests: readSwitch('--require-par', flags['require-par']),
     })
-    return withSecret(client, secret)
+    if (!hasGateChanges(gate)) return withSecret(client, secret, await readGateSettings(deps.db, client))
+    try {
+      await updateGate(deps, client.id, gate)
+    } catch (cause) {
+      // Nothing half-made stays behind: the client goes with its gate (a host gated by another client).
+      await deleteClient(deps.db, client.id, { now: deps.clock.now(), force: true })
+      throw cause
+    }
+    const created = await requireClient(services, client.id)
+    return withSecret(created, secret, await readGateSettings(deps.db, created))
   }
   if (sub === 'list') {
-    const json = (await listClients(deps.db)).map(describeClient)
+    const gated = await listGateHostsByClient(deps.db)
+    const json = (await listClients(deps.db)).map((client) => ({
+      ...describeClient(client),
+      ...describeGate({ hosts: gated.get(client.id) ?? [], age: gateAgeOf(client), ageIsSet: client.gateAge !== null, ttlSeconds: client.gateTtlSeconds }),
+    }))
     const rows = json.map((c) => [c.client_id, c.status, c.sandbox ? 'yes' : 'no', c.verification_limit === null ? 'none' : String(c.verification_limit), c.created_at.slice(0, 10), c.name])
     const table = json.length
       ? formatTable(['CLIENT_ID', 'STATUS', 'SANDBOX', 'LIMIT', 'CREATED', 'NAME'], rows)
@@ -67,21 +90,21 @@ export async function clientsCommand(services: Services, sub: string | undefined
   if (!id) throw new UsageError(`clients ${sub} needs a client id`)
   switch (sub) {
     case 'show':
-      return showClient(await requireClient(services, id))
+      return showClient(services, await requireClient(services, id))
     case 'suspend':
     case 'activate':
-      return showClient(await requireUpdate(services, id, { status: sub === 'suspend' ? 'suspended' : 'active' }))
+      return showClient(services, await requireUpdate(services, id, { status: sub === 'suspend' ? 'suspended' : 'active' }))
     case 'rotate-secret': {
-      const rotated = await rotateClientSecret(deps, id, { overlapSeconds: readDuration('--overlap', flags.overlap) })
+      const rotated = await rotateClientSecret(deps, id, { overlapSeconds: readDurationFlag('--overlap', flags.overlap) })
       if (!rotated) throw new OAuthError('invalid_request', `no client ${id}`)
-      const output = withSecret(rotated.client, rotated.secret)
+      const output = withSecret(rotated.client, rotated.secret, await readGateSettings(deps.db, rotated.client))
       const until = rotated.client.previousSecretExpiresAt
       const previous = until ? `The previous secret keeps working until ${until.toISOString()}.` : 'The previous secret no longer works.'
       return { json: output.json, text: `${output.text}\n${previous}` }
     }
-    case 'update':
-      return showClient(
-        await requireUpdate(services, id, {
+    case 'update': {
+      const gate = readGateFlags(flags)
+      await requireUpdate(services, id, {
           name: flags.name,
           minAge: readOptionalInt('--min-age', flags['min-age'], true),
           verificationLimit: readOptionalInt('--limit', flags.limit, true),
@@ -92,8 +115,10 @@ export async function clientsCommand(services: Services, sub: string | undefined
           removeRedirectUris: flags['remove-redirect-uri'],
           requirePkce: readSwitch('--require-pkce', flags['require-pkce']),
           requirePushedRequests: readSwitch('--require-par', flags['require-par']),
-        }),
-      )
+        })
+      if (hasGateChanges(gate)) await updateGate(deps, id, gate)
+      return showClient(services, await requireClient(services, id))
+    }
     case 'delete': {
       await requireClient(services, id)
       const deletion = await deleteClient(deps.db, id, { now: deps.clock.now(), force: flags.force })
@@ -126,13 +151,13 @@ async function requireUpdate(services: Services, id: string, changes: ClientChan
   return client
 }
 
-function showClient(client: Client): Output {
-  const json = describeClient(client)
+async function showClient(services: Services, client: Client): Promise<Output> {
+  const json = { ...describeClient(client), ...describeGate(await readGateSettings(services.deps.db, client)) }
   return { json, text: `${formatFields(withoutEmptyNeedsHttps(json))}${cleartextWarning(json.needs_https)}` }
 }
 
-function withSecret(client: Client, secret: string): Output {
-  const json = { ...describeClient(client), client_secret: secret }
+function withSecret(client: Client, secret: string, gate: GateSettings): Output {
+  const json = { ...describeClient(client), ...describeGate(gate), client_secret: secret }
   return { json, text: `${formatFields(withoutEmptyNeedsHttps(json))}${cleartextWarning(json.needs_https)}\n\nThe client secret is shown this once: store it in the client's backend now.` }
 }
 
@@ -152,11 +177,23 @@ function cleartextWarning(addresses: string[]): string {
 }
 
 /** Reads a duration in seconds: `N`, `Ns`, `Nm`, `Nh` or `Nd`; 0 when the flag is absent. */
-function readDuration(flag: string, value: string | undefined): number {
+function readDurationFlag(flag: string, value: string | undefined): number {
   if (value === undefined) return 0
-  const match = /^(\d+)([smhd]?)$/.exec(value)
-  if (!match) throw new UsageError(`${flag} must be a duration such as 3600, 90m, 24h or 7d`)
-  return Number(match[1]) * { '': 1, s: 1, m: 60, h: 3600, d: 86_400 }[match[2] as '' | 's' | 'm' | 'h' | 'd']
+  const seconds = readDuration(value)
+  if (seconds === undefined) throw new UsageError(`${flag} must be a duration such as 3600, 90m, 24h or 7d`)
+  return seconds
+}
+
+/** The gate flags of create and update (docs/gate.md). */
+function readGateFlags(flags: ClientFlags): GateChanges {
+  const ttl = flags['gate-ttl']
+  const ttlSeconds = ttl === undefined ? undefined : readDuration(ttl)
+  if (ttl !== undefined && ttlSeconds === undefined) throw new UsageError('--gate-ttl must be a duration such as 12h, 30d or 400d')
+  return { addHosts: flags['gate-host'], removeHosts: flags['remove-gate-host'], age: readOptionalInt('--gate-age', flags['gate-age'], true), ttlSeconds }
+}
+
+function hasGateChanges(changes: GateChanges): boolean {
+  return Object.values(changes).some((value) => value !== undefined)
 }
 
 /** Reads `N`, or `none` (null) where `allowNone`; undefined when the flag is absent. */

@@ -1,6 +1,6 @@
 import { asc, eq, sql } from 'drizzle-orm'
-import type { Database } from '../db/client.ts'
-import { clients, type ClientStatus } from '../db/schema.ts'
+import type { Database, Executor } from '../db/client.ts'
+import { clients, gateHosts, type ClientStatus } from '../db/schema.ts'
 import { OAuthError } from '../errors.ts'
 import { constantTimeEqual, hmacHex, randomToken, sha256Hex } from '../lib/crypto.ts'
 import { isCleartextUrl, readHttpUrl, refuseCleartextUrl } from '../lib/http-url.ts'
@@ -165,6 +165,7 @@ export async function updateClient(db: Database, clientId: string, changes: Clie
   return db.transaction(async (tx) => {
     const [client] = await tx.select().from(clients).where(eq(clients.id, clientId)).for('update')
     if (!client) return undefined
+    await refuseRemovingGateCallbacks(tx, client.id, changes.removeRedirectUris ?? [])
     // Checked on the row as it will be: a lower minimum age lets the client ask for thresholds that need more.
     if (changes.faceBuffer !== undefined || changes.minAge !== undefined) {
       const buffer = changes.faceBuffer === undefined ? client.faceBuffer : changes.faceBuffer
@@ -198,6 +199,14 @@ export async function updateClient(db: Database, clientId: string, changes: Clie
       .returning()
     return updated
   })
+}
+
+/** A gated host's callback leaves the redirect URIs with its host (src/gate/gate-settings.ts), never alone. */
+async function refuseRemovingGateCallbacks(tx: Executor, clientId: string, uris: string[]): Promise<void> {
+  if (uris.length === 0) return
+  const gated = await tx.select({ origin: gateHosts.origin }).from(gateHosts).where(eq(gateHosts.clientId, clientId))
+  const callback = uris.find((uri) => gated.some(({ origin }) => uri === `${origin}/.ofage/callback`))
+  if (callback) throw new OAuthError('invalid_request', `${callback} is the callback of a gated host: remove the gate host instead`)
 }
 
 /**

@@ -38,6 +38,12 @@ export function createMetrics() {
       labelNames: ['kind', 'outcome'] as const,
       registers: [registry],
     }),
+    gateChecks: new Counter({
+      name: 'ofage_gate_checks_total',
+      help: "The gate's answers to its proxies (/gate/auth) by outcome: pass, unverified (no cookie), refused (a cookie that does not count here), unknown_host, suspended, unavailable",
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
     rateLimited: new Counter({
       name: 'ofage_rate_limited_total',
       help: 'Requests refused with 429 by an abuse limit, by where (api or page)',

@@ -7,10 +7,12 @@ type LayoutProps = PropsWithChildren<{
   title: string
   /** Where the language links point, without `lang`; omitted where switching makes no sense. */
   switchPath?: string
+  /** Our stylesheet's path where the page is served from another host's path (the gate's `/.ofage/`). */
+  stylesheet?: string
 }>
 
 /** The frame of every page: language and direction, viewport, our one stylesheet, and the language switch. */
-export function Layout({ lang, title, switchPath, children }: LayoutProps) {
+export function Layout({ lang, title, switchPath, stylesheet = '/assets/ofage.css', children }: LayoutProps) {
   return (
     <html lang={lang} dir={rtlOnly(lang)}>
       <head>
@@ -18,7 +20,7 @@ export function Layout({ lang, title, switchPath, children }: LayoutProps) {
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <meta name="referrer" content="no-referrer" />
         <title safe>{title}</title>
-        <link rel="stylesheet" href="/assets/ofage.css" />
+        <link rel="stylesheet" href={stylesheet} />
       </head>
       <body>
         <main class="card">{children}</main>

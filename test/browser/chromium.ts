@@ -37,15 +37,17 @@ export type RunningServer = { baseUrl: string; services: Services; stop(): Promi
 /**
  * A real listening server, as `bun start` runs it, on a fresh database. `hostname: 'localhost'` addresses it
  * by name (it still listens on 127.0.0.1): WebAuthn needs an RP ID that is a domain, never an IP address.
+ * `database` may put something between the server and its database (test/db-proxy.ts) by giving its URL.
  */
 export async function startTestServer(
   env: Record<string, string> = {},
-  options: { estimator?: boolean; pickChallenge?: () => Challenge; hostname?: 'localhost' } = {},
+  options: { estimator?: boolean; pickChallenge?: () => Challenge; hostname?: 'localhost'; database?: (url: string) => Promise<string> } = {},
 ): Promise<RunningServer> {
   const database = await freshDatabaseUrl()
   const port = await freePort()
   const baseUrl = `http://${options.hostname ?? '127.0.0.1'}:${port}`
-  const services = await startServices(testConfig({ DATABASE_URL: database.url, PUBLIC_URL: baseUrl, ISSUER_URL: baseUrl, ...env }), {
+  const databaseUrl = options.database ? await options.database(database.url) : database.url
+  const services = await startServices(testConfig({ DATABASE_URL: databaseUrl, PUBLIC_URL: baseUrl, ISSUER_URL: baseUrl, ...env }), {
     log: silentLogger,
     estimator: options.estimator,
     pickChallenge: options.pickChallenge,

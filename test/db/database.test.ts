@@ -33,6 +33,7 @@ describe('migrations', () => {
         'dashboard_passkeys',
         'dashboard_sessions',
         'dashboard_users',
+        'gate_hosts',
         'passkeys',
         'pushed_requests',
         'rate_limits',

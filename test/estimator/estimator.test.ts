@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import jpeg from 'jpeg-js'
 import { PNG } from 'pngjs'
-import { createHumanEngine, type HumanEngine } from '../../src/estimator/human-engine.ts'
+import type { HumanEngine } from '../../src/estimator/human-engine.ts'
+import { fetchedWhileLoading, sharedHumanEngine } from './shared-engine.ts'
 import { MESH, MESH_POINTS } from '../../src/estimator/mesh-points.ts'
 import { orient, type RgbImage } from '../../src/estimator/image.ts'
 import { createAgeEstimator } from '../../src/estimator/pool.ts'
@@ -68,28 +69,15 @@ function expectPlausibleFace(face: FaceObservation, frame: FrameAnalysis) {
 
 describe('Human engine (in-process)', () => {
   let engine: HumanEngine
-  const fetched: string[] = []
 
   beforeAll(async () => {
-    // Records every URL the engine fetches while loading: all must be local files.
-    const realFetch = globalThis.fetch
-    globalThis.fetch = Object.assign((input: string | URL | Request, init?: RequestInit) => {
-      fetched.push(input instanceof Request ? input.url : String(input))
-      return realFetch(input, init)
-    }, realFetch)
-    try {
-      engine = await createHumanEngine()
-      await engine.warmUp()
-    } finally {
-      globalThis.fetch = realFetch
-    }
+    engine = await sharedHumanEngine()
+    await engine.warmUp()
   }, LOAD_TIMEOUT)
 
-  afterAll(() => engine?.close())
-
   test('loads its models from the installed package, never from the network', () => {
-    expect(fetched.length).toBeGreaterThanOrEqual(3)
-    for (const url of fetched) expect(url).toStartWith('file://')
+    expect(fetchedWhileLoading.length).toBeGreaterThanOrEqual(3)
+    for (const url of fetchedWhileLoading) expect(url).toStartWith('file://')
   })
 
   test('estimates every face in the sample photos, within an adult range', async () => {

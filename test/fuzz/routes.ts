@@ -13,7 +13,10 @@ import { errorStatus, type ErrorCode } from '../../src/errors.ts'
 import { EstimatorBusyError, ImageDecodeError, type AgeEstimator, type FaceObservation } from '../../src/estimator/types.ts'
 import type { Logger } from '../../src/lib/log.ts'
 import { randomToken } from '../../src/lib/crypto.ts'
-import { createTestContext, PUBLIC_URL, REDIRECT_URI } from '../helpers.ts'
+import { sealGateFlow, sealGatePass } from '../../src/gate/gate-cookie.ts'
+import { updateGate } from '../../src/gate/gate-settings.ts'
+import { s256 } from '../../src/oauth/pkce.ts'
+import { createTestContext, ISSUER, PUBLIC_URL, REDIRECT_URI } from '../helpers.ts'
 import { testBrowser } from '../verification/browser.ts'
 
 /**
@@ -31,6 +34,7 @@ export type Real =
   | 'clientId' | 'secret' | 'redirectUri' | 'state' | 'code' | 'token' | 'session' | 'csrf' | 'browser' | 'agePass'
   | 'walletState' | 'requestId' | 'answeredRequestId' | 'challenge' | 'demoState' | 'demoCode' | 'metricsToken' | 'sdJwt' | 'mdoc'
   | 'dashboardSession' | 'dashboardCsrf' | 'dashboardForm' | 'dashboardFormCsrf' | 'dashboardEmail' | 'dashboardPassword' | 'passwordToken' | 'transactionId'
+  | 'gatePass' | 'gateFlow' | 'gateCode'
 
 export type Piece =
   | string
@@ -106,6 +110,8 @@ type Shape = {
   name: string
   pattern?: string
   method: string
+  /** The method the app registers the route under, where it is not `method`: `ALL` for a route taking any. */
+  served?: string
   path: (string | Arbitrary<Piece>)[]
   session?: 'sandbox' | 'production'
   query?: Fields
@@ -210,12 +216,42 @@ function shapes(hostile: Arbitrary<Piece>, strict: boolean): Shape[] {
     dashboardPost('settings/redirect-uris/remove', { redirect_uri: mix(real('redirectUri'), words('https://added.example/cb', 'https://never.example/')) }, 'dashboardCsrf'),
     dashboardPost('settings/site', { min_age: mix(words('', '18', '0', '100', '1e1', '-1', '０')), home_url: mix(words('', 'https://shop.example/', 'ftp://x', 'https://u:p@x.example/')) }, 'dashboardCsrf'),
     dashboardPost('settings/methods', { method_face: mix(words('on', '', 'off', 'yes')), method_credential: mix(words('on', '')), method_passkey: mix(words('on', '1')), method_age_pass: mix(words('on', '')) }, 'dashboardCsrf'),
+    dashboardPost('settings/gate-hosts/add', { gate_host: mix(words('gated-too.example', 'https://gated.example', 'http://plain.example', 'a.example/b', '', '[::1]')) }, 'dashboardCsrf'),
+    dashboardPost('settings/gate-hosts/remove', { gate_host: mix(words('gated-too.example', 'https://never.example', '')) }, 'dashboardCsrf'),
+    dashboardPost('settings/gate', { gate_age: mix(words('', '18', '0', '100', '1e1')), gate_ttl: mix(words('3600', '2592000', '5', '')) }, 'dashboardCsrf'),
     dashboardPost('settings/rotate-secret', { overlap: mix(words('0', '3600', '2592000', '99', '')), password }, 'dashboardCsrf'),
     dashboardJson('passkeys/options', { purpose: mix(words('register', 'verify')), password }, 'dashboardCsrf'),
     dashboardJson('passkeys', { response: assertion }, 'dashboardCsrf'),
     dashboardPost('passkeys/delete', { credential_id: mix(words('AAAA', '', 'x'.repeat(1500))) }, 'dashboardCsrf'),
     dashboardJson('sign-in/passkey/options', { purpose: mix(words('verify', 'register')) }, 'dashboardFormCsrf'),
     dashboardJson('sign-in/passkey', { response: assertion }, 'dashboardFormCsrf'),
+  ]
+  // The gate, as a proxy in front of gated.example forwards to it (docs/gate.md).
+  const gateHeaders = { 'x-forwarded-host': mix(words(GATED_HOST, `${GATED_HOST}:443`, 'GATED.example', 'unknown.example', '')), 'x-original-uri': mix(words('/page?x=1', '/.ofage/start', '//evil.example')) }
+  const gateCookies = { '__Host-ofage_gate': mix(real('gatePass')), '__Host-ofage_gate_flow': mix(real('gateFlow')) }
+  const rd = mix(words('/', '/a/b?c=d', '//evil.example', 'https://evil.example', '/\\evil.example', `https://${GATED_HOST}/x`))
+  const gate: Shape[] = [
+    {
+      name: 'GET /gate/auth',
+      served: 'ALL',
+      method: 'GET',
+      path: ['gate', 'auth'],
+      query: { redirect: mix(words('1', 'true', '0')) },
+      headers: { ...gateHeaders, 'x-forwarded-uri': mix(words('/', '/a?b=c&d=e', '//evil.example')), 'x-forwarded-method': mix(words('GET', 'HEAD', 'POST')) },
+      cookies: gateCookies,
+    },
+    { name: 'GET /.ofage/start', served: 'ALL', method: 'GET', path: ['.ofage', 'start'], query: { rd, lang: mix(words('en', 'de')) }, headers: gateHeaders, cookies: gateCookies },
+    {
+      name: 'GET /.ofage/callback',
+      method: 'GET',
+      path: ['.ofage', 'callback'],
+      query: { code: mix(real('gateCode')), state: mix(words(GATE_STATE)), iss: mix(words(ISSUER, 'https://evil.example')) },
+      headers: gateHeaders,
+      cookies: gateCookies,
+    },
+    { name: 'GET /.ofage/forget', served: 'ALL', method: 'GET', path: ['.ofage', 'forget'], query: { rd }, headers: gateHeaders, cookies: gateCookies },
+    { name: 'GET /.ofage/unavailable', served: 'ALL', method: 'GET', path: ['.ofage', 'unavailable'], query: { lang: mix(words('en', 'de')) } },
+    { name: 'GET /.ofage/ofage.css', method: 'GET', path: ['.ofage', 'ofage.css'] },
   ]
   return [
     {
@@ -306,6 +342,7 @@ function shapes(hostile: Arbitrary<Piece>, strict: boolean): Shape[] {
     passkey('passkey', { response: mix(assertion) }),
     passkey('passkey/delete', { response: mix(assertion) }),
     ...dashboard,
+    ...gate,
     { name: 'GET /demo', method: 'GET', path: ['demo'] },
     { name: 'GET /demo/start', method: 'GET', path: ['demo', 'start'], query: { age: mix(words('18', '21')) } },
     { name: 'GET /demo/callback', method: 'GET', path: ['demo', 'callback'], query: { code: mix(real('demoCode')), state: mix(real('demoState')) }, cookies: { ofage_demo_state: mix(real('demoState')) } },
@@ -391,7 +428,7 @@ function unknownPaths(hostile: Arbitrary<Piece>): Arbitrary<RequestSpec> {
 /** `METHOD /pattern` of every route the fuzzer calls, to compare with the routes the app serves. */
 export function fuzzedRoutes(): string[] {
   const shapesOf = shapes(fc.constant(''), true)
-  return [...new Set(shapesOf.map((shape) => `${shape.method} ${shape.pattern ?? shape.name.replace(/^\S+ /, '').replace(/ \(.*\)$/, '')}`))]
+  return [...new Set(shapesOf.map((shape) => `${shape.served ?? shape.method} ${shape.pattern ?? shape.name.replace(/^\S+ /, '').replace(/ \(.*\)$/, '')}`))]
 }
 
 /**
@@ -529,7 +566,8 @@ export function judge(request: Request, response: Response, text: string): strin
   const status = response.status
   const type = response.headers.get('content-type') ?? ''
   // The face check says "busy, come back" when its estimator is full: the one 5xx a route documents.
-  const busy = status === 503 && response.headers.has('retry-after') && /^\/s\/[^/]+\/methods\/face$/.test(pathname)
+  // So does the gate's page for a proxy whose gate could not answer (docs/gate.md).
+  const busy = status === 503 && response.headers.has('retry-after') && (/^\/s\/[^/]+\/methods\/face$/.test(pathname) || pathname === '/.ofage/unavailable')
   if (status >= 500 && !busy) problems.push(`server_error: ${status}`)
   if (status === 429 && !response.headers.has('retry-after')) problems.push('no_retry_after: 429')
   // A 500 never says why (the log does): no source path or stack in any answer.
@@ -560,9 +598,11 @@ export function judge(request: Request, response: Response, text: string): strin
   const routed = request.url.slice(new URL(request.url).origin.length).split('?')[0]!
   const metrics = /^\/metrics\/?$/.test(routed)
   const scraperError = metrics && (status === 401 || status === 404) && type.startsWith('text/plain')
-  if (status >= 400 && !bodyless && !scraperError && !/^(text\/html|application\/json)/.test(type)) problems.push(`page_error_type: ${status} ${type}`)
+  // The gate answers its proxy in plain text: 401 (not verified), 403 (no such host, suspended), or 302 to the check.
+  const gateAnswer = routed === '/gate/auth' && ([401, 403].includes(status) ? type.startsWith('text/plain') : status === 302 || status === 200)
+  if (status >= 400 && !bodyless && !scraperError && !gateAnswer && !/^(text\/html|application\/json)/.test(type)) problems.push(`page_error_type: ${status} ${type}`)
   if (metrics && request.method === 'GET' && (status === 401 || status === 404) && /html/i.test(type)) problems.push(`html_for_scraper: ${status}`)
-  if (!pageStatuses.has(status) && !busy) problems.push(`page_status: ${status}`)
+  if (!pageStatuses.has(status) && !busy && !gateAnswer) problems.push(`page_status: ${status}`)
   const code = /class="code">[\s\S]*?<code>([a-z_]+)<\/code>/.exec(text)?.[1]
   if (code && status >= 400 && errorStatus[code as ErrorCode] !== status) problems.push(`page_status: ${status} for ${code}`)
   if (status === 303 && !response.headers.get('location')) problems.push('no_location: 303')
@@ -574,6 +614,9 @@ export function judge(request: Request, response: Response, text: string): strin
 
 const NOW = new Date('2026-11-22T12:00:00.000Z')
 const DEMO_STATE = 'fuzz-demo-state'
+const GATED_HOST = 'gated.example'
+const GATE_STATE = 'fuzz-gate-state'
+const GATE_VERIFIER = 'fuzz-gate-verifier-'.padEnd(43, 'v')
 const METRICS_TOKEN = 'fuzz-metrics-token'
 /** Requests per live session before a fresh one: a session completes, locks or loses its methods as the fuzzer goes. */
 const SESSION_USES = 6
@@ -635,6 +678,9 @@ export async function createFuzzTarget() {
   await setPasswordWithToken(ctx.deps, { token: dashboardUser.link.token, password: DASHBOARD_PASSWORD })
   const pendingUser = (await createDashboardUser(ctx.deps, { clientId: dashboardClient.id, email: 'pending@shop.example' })).user
   const { transactionId } = await ctx.issueCode({ clientId: dashboardClient.id })
+  // The sandbox client gates gated.example: the gate's routes get real cookies, a flow and its codes.
+  await updateGate(ctx.deps, sandbox.id, { addHosts: [GATED_HOST] })
+  const nowSeconds = Math.floor(ctx.clock.now().getTime() / 1000)
 
   async function walletWith(format: DevCredentialFormat) {
     const wallet = await createDevWallet()
@@ -652,6 +698,8 @@ export async function createFuzzTarget() {
     clientId: shop.id, secret: shop.secret, redirectUri: REDIRECT_URI, state: 'st', token, demoState: DEMO_STATE, metricsToken: METRICS_TOKEN,
     sdJwt: await presentation('sd-jwt'), mdoc: await presentation('av'),
     dashboardEmail: 'fuzz@shop.example', dashboardPassword: DASHBOARD_PASSWORD, transactionId,
+    gatePass: sealGatePass(ctx.deps.keys.gateKey, { clientId: sandbox.id, origin: `https://${GATED_HOST}`, ageOver: 18, verificationId: transactionId, issuedAt: nowSeconds, expiresAt: nowSeconds + 3600 }),
+    gateFlow: sealGateFlow(ctx.deps.keys.gateKey, { origin: `https://${GATED_HOST}`, state: GATE_STATE, codeVerifier: GATE_VERIFIER, returnTo: '/after', expiresAt: nowSeconds + 1800 }),
   }
 
   type Live = { id: string; csrf: string; browser: string; uses: number }
@@ -706,6 +754,7 @@ export async function createFuzzTarget() {
         case 'dashboardForm': return randomToken(24)
         case 'dashboardFormCsrf': return preSessionCsrfToken(ctx.deps.keys.dashboardKey, await get('dashboardForm'))
         case 'passwordToken': return (await issuePasswordLink(ctx.deps, pendingUser.id))!.token
+        case 'gateCode': return (await ctx.issueCode({ clientId: sandbox.id, redirectUri: `https://${GATED_HOST}/.ofage/callback`, state: GATE_STATE, codeChallenge: s256(GATE_VERIFIER) })).code
         case 'demoCode': return (await ctx.issueCode({ clientId: DEMO_CLIENT_ID, redirectUri: demoRedirectUri(PUBLIC_URL), state: DEMO_STATE })).code
         case 'challenge': return (await post('methods/face/challenge')).challenge ?? 'no-challenge'
         case 'answeredRequestId': {

@@ -39,6 +39,7 @@ const samples: Record<string, unknown> = {
   addresses: 'http://shop.example/cb',
   until: 'UNTIL-TIME',
   created: 'CREATED-DATE',
+  host: 'gated.example',
 }
 
 /** The parameter names of English's function: what the message is given, whatever a translation names them. */
@@ -63,7 +64,7 @@ function render(leaf: Leaf, english: Leaf): string {
 }
 
 /** What must pass through translation unchanged: identifiers, constants, addresses, paths, flags, RFCs, arrows. */
-const CODE_WORDS = /https?:\/\/[^\s,;)]*[^\s,;.)]|[a-z]+(?:_[a-z]+)+|\b[A-Z]+(?:_[A-Z]+)+\b|\/[a-z][\w/.-]*|[\w.-]+\.(?:md|ts)\b|\b\w+=\w+|--[a-z-]+|RFC \d+|§[\d.]*\d|sandbox: true|[←→↑↓]/g
+const CODE_WORDS = /https?:\/\/[^\s,;)]*[^\s,;.)]|[a-z]+(?:_[a-z]+)+|\b[A-Z]+(?:_[A-Z]+)+\b|\/[a-z](?:[\w/.-]*[\w/-])?|[\w.-]+\.(?:md|ts)\b|\b\w+=\w+|--[a-z-]+|RFC \d+|§[\d.]*\d|sandbox: true|[←→↑↓]/g
 
 function codeWords(text: string): string[] {
   return [...text.matchAll(CODE_WORDS)].map((match) => match[0]).sort()

@@ -5,7 +5,7 @@ import { buildAttacks, type Attack } from '../../bench/liveness/attacks.ts'
 import { cachedAnalyser, PAGE_FRAMES_AT } from '../../bench/liveness/simulate.ts'
 import { runAttack, type AttackResult } from '../../bench/liveness/suite.ts'
 import type { HumanEngine } from '../../src/estimator/human-engine.ts'
-import { sharedHumanEngine } from './shared-engine.ts'
+import { sharedHumanEngine } from '../estimator/shared-engine.ts'
 import { hasLivenessClips, LIVENESS_DIR } from './clips.ts'
 
 /**

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import type { HumanEngine } from '../../src/estimator/human-engine.ts'
-import { sharedHumanEngine } from './shared-engine.ts'
+import { sharedHumanEngine } from '../estimator/shared-engine.ts'
 import type { FrameAnalysis } from '../../src/estimator/types.ts'
 import { createReplayGuard } from '../../src/liveness/replay.ts'
 import { clipFrame, hasLivenessClips } from './clips.ts'

@@ -170,6 +170,9 @@ export const es: DashboardMessages = {
     methods_saved: 'Se han guardado las formas de verificar.',
     passkey_added: 'Se ha añadido tu llave de acceso: úsala para iniciar sesión la próxima vez.',
     passkey_removed: 'Se ha quitado la llave de acceso.',
+    gate_host_added: 'El host está protegido: configura su proxy como indica docs/gate.md.',
+    gate_host_removed: 'El host ya no está protegido.',
+    gate_saved: 'Se han guardado los ajustes de la barrera de edad.',
   },
   settingsProblems: {
     redirectUri: 'No podemos registrar esta URI de redirección: mira las reglas de arriba.',
@@ -186,6 +189,28 @@ export const es: DashboardMessages = {
     methods: 'Marca al menos una forma.',
     minAgeUnderBuffer:
       'Con esta edad mínima, tu sitio podría pedir edades que necesitan un margen de la comprobación con la cara mayor que el tuyo. Pide antes al operador que suba el margen (clients update --face-buffer) o mantén la edad mínima.',
+    gateHost:
+      'Escribe un nombre de host como shop.example, o un origen como https://shop.example:8443, sin ruta; el de un sitio en producción debe usar https, salvo en tu propio equipo (localhost).',
+    gateHostTaken: 'Otro cliente ya protege este host. Cada host lo protege un solo cliente.',
+    gateHostLast: 'Un cliente conserva al menos una URI de redirección: añade una antes de quitar su último host protegido.',
+    gateAge: 'La edad de la barrera es un número entero del 1 al 99, no menor que tu edad mínima, o vacío.',
+    gateTtl: 'Elige uno de los plazos de la lista.',
+  },
+  gate: {
+    heading: 'Barrera de edad',
+    intro:
+      'Pon una barrera de edad a todo un sitio sin programar: su proxy inverso (nginx, Caddy, Traefik) consulta este servicio antes de cada solicitud y manda a la comprobación a los visitantes que no han demostrado su edad. En docs/gate.md tienes la configuración para copiar.',
+    hostsCaption: 'Hosts protegidos',
+    noHosts: 'Todavía no hay ningún host protegido.',
+    hostLabel: 'Host que proteger',
+    hostHelp: 'Su dirección de vuelta, https://host/.ofage/callback, se añade a tus URI de redirección.',
+    addHost: 'Proteger este host',
+    removeHost: (host) => `Dejar de proteger ${host}`,
+    ageLabel: 'Edad que pide la barrera',
+    ageHelp: (fallback) => `Vacío: tu edad mínima, o si no 18 (ahora ${fallback}). Subirla manda a los visitantes de vuelta a la comprobación.`,
+    ttlLabel: 'Dejar pasar a un visitante durante',
+    ttlHelp: 'Pasado ese tiempo, el visitante vuelve a confirmar su edad. Un plazo más corto manda de vuelta a la comprobación a los visitantes con cookies más antiguas.',
+    save: 'Guardar la barrera',
   },
 
   passkeysHeading: 'Tus llaves de acceso',

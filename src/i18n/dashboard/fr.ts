@@ -170,6 +170,9 @@ export const fr: DashboardMessages = {
     methods_saved: 'Les moyens de vérification sont enregistrés.',
     passkey_added: 'Votre clé d’accès est ajoutée : utilisez-la pour vous connecter la prochaine fois.',
     passkey_removed: 'La clé d’accès est supprimée.',
+    gate_host_added: 'L’hôte est protégé : configurez son proxy comme le montre docs/gate.md.',
+    gate_host_removed: 'L’hôte n’est plus protégé.',
+    gate_saved: 'Les paramètres de la barrière d’âge sont enregistrés.',
   },
   settingsProblems: {
     redirectUri: 'Nous ne pouvons pas enregistrer cette URI de redirection : voir les règles ci-dessus.',
@@ -186,6 +189,28 @@ export const fr: DashboardMessages = {
     methods: 'Cochez au moins un moyen.',
     minAgeUnderBuffer:
       'Cet âge minimum permettrait à votre site de demander des âges qui exigent une marge de vérification par le visage plus grande que la vôtre. Demandez d’abord à l’opérateur d’augmenter la marge (clients update --face-buffer), ou gardez l’âge minimum.',
+    gateHost:
+      'Saisissez un nom d’hôte comme shop.example, ou une origine comme https://shop.example:8443, sans chemin ; celle d’un site en production doit utiliser https, sauf sur votre propre machine (localhost).',
+    gateHostTaken: 'Cet hôte est déjà protégé par un autre client. Un hôte n’est protégé que par un seul client.',
+    gateHostLast: 'Un client garde au moins une URI de redirection : ajoutez-en une avant de retirer son dernier hôte protégé.',
+    gateAge: 'L’âge de la barrière est un nombre entier de 1 à 99, pas inférieur à votre âge minimum, ou vide.',
+    gateTtl: 'Choisissez l’une des durées proposées.',
+  },
+  gate: {
+    heading: 'Barrière d’âge',
+    intro:
+      'Protégez tout un site par l’âge, sans code : son proxy inverse (nginx, Caddy, Traefik) interroge ce service avant chaque requête et envoie vers la vérification les visiteurs qui n’ont pas prouvé leur âge. docs/gate.md donne la configuration à copier.',
+    hostsCaption: 'Hôtes protégés',
+    noHosts: 'Aucun hôte n’est encore protégé.',
+    hostLabel: 'Hôte à protéger',
+    hostHelp: 'Son adresse de retour, https://host/.ofage/callback, est ajoutée à vos URI de redirection.',
+    addHost: 'Protéger cet hôte',
+    removeHost: (host) => `Ne plus protéger ${host}`,
+    ageLabel: 'Âge demandé par la barrière',
+    ageHelp: (fallback) => `Vide : votre âge minimum, sinon 18 (actuellement ${fallback}). Le relever renvoie les visiteurs vers la vérification.`,
+    ttlLabel: 'Laisser entrer un visiteur pendant',
+    ttlHelp: 'Ensuite, le visiteur confirme de nouveau son âge. Une durée plus courte renvoie vers la vérification les visiteurs aux cookies plus anciens.',
+    save: 'Enregistrer la barrière',
   },
 
   passkeysHeading: 'Vos clés d’accès',

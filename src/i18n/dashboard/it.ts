@@ -170,6 +170,9 @@ export const it: DashboardMessages = {
     methods_saved: 'I modi di verifica sono salvati.',
     passkey_added: 'La tua passkey è stata aggiunta: usala per accedere la prossima volta.',
     passkey_removed: 'La passkey è stata rimossa.',
+    gate_host_added: 'L’host è protetto: configura il suo proxy come mostra docs/gate.md.',
+    gate_host_removed: 'L’host non è più protetto.',
+    gate_saved: 'Le impostazioni della barriera d’età sono salvate.',
   },
   settingsProblems: {
     redirectUri: 'Non possiamo registrare questo URI di reindirizzamento: vedi le regole qui sopra.',
@@ -186,6 +189,28 @@ export const it: DashboardMessages = {
     methods: 'Seleziona almeno un modo.',
     minAgeUnderBuffer:
       'Con questa età minima il tuo sito potrebbe chiedere età che richiedono un margine della verifica con il viso più ampio del tuo. Chiedi prima all’operatore di aumentare il margine (clients update --face-buffer), oppure mantieni l’età minima.',
+    gateHost:
+      'Inserisci un nome host come shop.example, o un’origine come https://shop.example:8443, senza percorso; quella di un sito in produzione deve usare https, tranne sul tuo computer (localhost).',
+    gateHostTaken: 'Questo host è già protetto da un altro client. Ogni host è protetto da un solo client.',
+    gateHostLast: 'Un client mantiene almeno un URI di reindirizzamento: aggiungine uno prima di rimuovere il suo ultimo host protetto.',
+    gateAge: 'L’età della barriera è un numero intero da 1 a 99, non inferiore alla tua età minima, oppure vuota.',
+    gateTtl: 'Scegli uno dei tempi proposti.',
+  },
+  gate: {
+    heading: 'Barriera d’età',
+    intro:
+      'Proteggi un intero sito per età senza scrivere codice: il suo reverse proxy (nginx, Caddy, Traefik) interroga questo servizio prima di ogni richiesta e manda alla verifica i visitatori che non hanno dimostrato la loro età. In docs/gate.md trovi la configurazione da copiare.',
+    hostsCaption: 'Host protetti',
+    noHosts: 'Nessun host è ancora protetto.',
+    hostLabel: 'Host da proteggere',
+    hostHelp: 'Il suo indirizzo di ritorno, https://host/.ofage/callback, viene aggiunto ai tuoi URI di reindirizzamento.',
+    addHost: 'Proteggi questo host',
+    removeHost: (host) => `Non proteggere più ${host}`,
+    ageLabel: 'Età richiesta dalla barriera',
+    ageHelp: (fallback) => `Vuoto: la tua età minima, altrimenti 18 (ora ${fallback}). Alzarla rimanda i visitatori alla verifica.`,
+    ttlLabel: 'Fai entrare un visitatore per',
+    ttlHelp: 'Dopo questo tempo, il visitatore conferma di nuovo la sua età. Un tempo più breve rimanda alla verifica i visitatori con cookie più vecchi.',
+    save: 'Salva la barriera',
   },
 
   passkeysHeading: 'Le tue passkey',

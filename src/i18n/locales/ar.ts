@@ -171,6 +171,7 @@ export const ar: Messages = {
     not_found: 'لا توجد صفحة على هذا العنوان.',
     too_many_requests: 'طلبات كثيرة جدًا من شبكتك. انتظر دقيقة ثم حاول مرة أخرى.',
     server_error: 'حدث خطأ من جهتنا. حاول مرة أخرى بعد قليل.',
+    temporarily_unavailable: 'التحقق من العمر غير متاح الآن. حاول مرة أخرى بعد دقيقة.',
   },
   errorHints: {
     pushed_request_required:

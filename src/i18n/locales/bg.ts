@@ -162,6 +162,7 @@ export const bg: Messages = {
     not_found: 'На този адрес няма страница.',
     too_many_requests: 'Твърде много заявки от твоята мрежа. Изчакай минута и опитай отново.',
     server_error: 'Нещо се обърка при нас. Опитай отново след малко.',
+    temporarily_unavailable: 'Проверката на възрастта в момента не е достъпна. Опитай отново след минута.',
   },
   errorHints: {
     pushed_request_required:

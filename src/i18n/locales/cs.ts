@@ -163,6 +163,7 @@ export const cs: Messages = {
     not_found: 'Na této adrese žádná stránka není.',
     too_many_requests: 'Z tvé sítě přišlo příliš mnoho požadavků. Počkej minutu a zkus to znovu.',
     server_error: 'Na naší straně se něco pokazilo. Zkus to za chvíli znovu.',
+    temporarily_unavailable: 'Ověření věku teď není dostupné. Zkus to znovu za minutu.',
   },
   errorHints: {
     pushed_request_required:

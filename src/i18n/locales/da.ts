@@ -158,6 +158,7 @@ export const da: Messages = {
     not_found: 'Der er ingen side på denne adresse.',
     too_many_requests: 'For mange anmodninger fra dit netværk. Vent et minut, og prøv igen.',
     server_error: 'Noget gik galt hos os. Prøv igen om et øjeblik.',
+    temporarily_unavailable: 'Alderstjekket er ikke tilgængeligt lige nu. Prøv igen om et minut.',
   },
   errorHints: {
     pushed_request_required:

@@ -157,6 +157,7 @@ export const de: Messages = {
     not_found: 'Unter dieser Adresse gibt es keine Seite.',
     too_many_requests: 'Zu viele Anfragen aus Ihrem Netz. Bitte warten Sie eine Minute und versuchen Sie es erneut.',
     server_error: 'Bei uns ist etwas schiefgelaufen. Bitte versuchen Sie es gleich noch einmal.',
+    temporarily_unavailable: 'Die Altersprüfung ist gerade nicht erreichbar. Bitte versuchen Sie es in einer Minute noch einmal.',
   },
   errorHints: {
     pushed_request_required:

@@ -157,6 +157,7 @@ export const en: Messages = {
     not_found: 'There is no page at this address.',
     too_many_requests: 'Too many requests from your network. Please wait a minute and try again.',
     server_error: 'Something went wrong on our side. Please try again in a moment.',
+    temporarily_unavailable: 'The age check is not available right now. Please try again in a minute.',
   },
   errorHints: {
     pushed_request_required:

@@ -159,6 +159,7 @@ export const es: Messages = {
     not_found: 'No hay ninguna página en esta dirección.',
     too_many_requests: 'Demasiadas solicitudes desde tu red. Espera un minuto y vuelve a intentarlo.',
     server_error: 'Algo ha fallado por nuestra parte. Inténtalo de nuevo en un momento.',
+    temporarily_unavailable: 'La verificación de edad no está disponible ahora mismo. Inténtalo de nuevo en un minuto.',
   },
   errorHints: {
     pushed_request_required:

@@ -159,6 +159,7 @@ export const et: Messages = {
     not_found: 'Sellel aadressil pole lehte.',
     too_many_requests: 'Sinu võrgust on liiga palju päringuid. Oota minut ja proovi uuesti.',
     server_error: 'Meie poolel läks midagi valesti. Proovi hetke pärast uuesti.',
+    temporarily_unavailable: 'Vanuse kontroll pole praegu saadaval. Proovi minuti pärast uuesti.',
   },
   errorHints: {
     pushed_request_required:

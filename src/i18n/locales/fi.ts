@@ -158,6 +158,7 @@ export const fi: Messages = {
     not_found: 'Tässä osoitteessa ei ole sivua.',
     too_many_requests: 'Liikaa pyyntöjä verkostasi. Odota minuutti ja yritä uudelleen.',
     server_error: 'Meillä meni jotain vikaan. Yritä hetken päästä uudelleen.',
+    temporarily_unavailable: 'Ikätarkistus ei ole juuri nyt käytettävissä. Yritä minuutin päästä uudelleen.',
   },
   errorHints: {
     pushed_request_required:

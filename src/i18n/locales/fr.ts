@@ -159,6 +159,7 @@ export const fr: Messages = {
     not_found: 'Il n’y a pas de page à cette adresse.',
     too_many_requests: 'Trop de demandes depuis ton réseau. Attends une minute et réessaie.',
     server_error: 'Un problème est survenu de notre côté. Réessaie dans un instant.',
+    temporarily_unavailable: 'La vérification d’âge n’est pas disponible pour l’instant. Réessaie dans une minute.',
   },
   errorHints: {
     pushed_request_required:

@@ -166,6 +166,7 @@ export const ga: Messages = {
     not_found: 'Níl aon leathanach ag an seoladh seo.',
     too_many_requests: 'An iomarca iarratas ó do líonra. Fan nóiméad agus bain triail eile as.',
     server_error: 'Chuaigh rud éigin mícheart ar ár dtaobh. Bain triail eile as i gceann nóiméid.',
+    temporarily_unavailable: 'Níl an tseiceáil aoise ar fáil faoi láthair. Bain triail eile as i gceann nóiméid.',
   },
   errorHints: {
     pushed_request_required:

@@ -164,6 +164,7 @@ export const hr: Messages = {
     not_found: 'Na ovoj adresi nema stranice.',
     too_many_requests: 'Previše zahtjeva iz tvoje mreže. Pričekaj minutu i pokušaj ponovno.',
     server_error: 'Nešto je pošlo po zlu kod nas. Pokušaj ponovno za trenutak.',
+    temporarily_unavailable: 'Provjera dobi trenutačno nije dostupna. Pokušaj ponovno za minutu.',
   },
   errorHints: {
     pushed_request_required:

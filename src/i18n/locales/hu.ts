@@ -159,6 +159,7 @@ export const hu: Messages = {
     not_found: 'Ezen a címen nincs oldal.',
     too_many_requests: 'Túl sok kérés érkezett a hálózatodról. Várj egy percet, és próbáld újra.',
     server_error: 'Valami hiba történt nálunk. Próbáld újra egy kicsit később.',
+    temporarily_unavailable: 'Az életkor-ellenőrzés most nem érhető el. Próbáld újra egy perc múlva.',
   },
   errorHints: {
     pushed_request_required:

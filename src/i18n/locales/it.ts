@@ -159,6 +159,7 @@ export const it: Messages = {
     not_found: 'A questo indirizzo non c’è nessuna pagina.',
     too_many_requests: 'Troppe richieste dalla tua rete. Aspetta un minuto e riprova.',
     server_error: 'Qualcosa è andato storto da parte nostra. Riprova tra poco.',
+    temporarily_unavailable: 'La verifica dell’età non è disponibile in questo momento. Riprova tra un minuto.',
   },
   errorHints: {
     pushed_request_required:

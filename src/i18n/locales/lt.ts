@@ -162,6 +162,7 @@ export const lt: Messages = {
     not_found: 'Šiuo adresu puslapio nėra.',
     too_many_requests: 'Per daug užklausų iš tavo tinklo. Palauk minutę ir bandyk dar kartą.',
     server_error: 'Pas mus kažkas nepavyko. Bandyk dar kartą po akimirkos.',
+    temporarily_unavailable: 'Amžiaus patikra šiuo metu nepasiekiama. Bandyk dar kartą po minutės.',
   },
   errorHints: {
     pushed_request_required:

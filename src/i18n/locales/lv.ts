@@ -162,6 +162,7 @@ export const lv: Messages = {
     not_found: 'Šajā adresē lapas nav.',
     too_many_requests: 'Pārāk daudz pieprasījumu no tava tīkla. Pagaidi minūti un mēģini vēlreiz.',
     server_error: 'Mums kaut kas nogāja greizi. Mēģini vēlreiz pēc brīža.',
+    temporarily_unavailable: 'Vecuma pārbaude šobrīd nav pieejama. Mēģini vēlreiz pēc minūtes.',
   },
   errorHints: {
     pushed_request_required:

@@ -169,6 +169,7 @@ export const mt: Messages = {
     not_found: 'M’hemm l-ebda paġna f’dan l-indirizz.',
     too_many_requests: 'Wisq talbiet min-netwerk tiegħek. Stenna minuta u erġa’ pprova.',
     server_error: 'Xi ħaġa marret ħażin min-naħa tagħna. Erġa’ pprova ftit wara.',
+    temporarily_unavailable: 'Il-verifika tal-età mhix disponibbli bħalissa. Erġa’ pprova f’minuta.',
   },
   errorHints: {
     pushed_request_required:

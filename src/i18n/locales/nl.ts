@@ -158,6 +158,7 @@ export const nl: Messages = {
     not_found: 'Op dit adres staat geen pagina.',
     too_many_requests: 'Te veel verzoeken vanaf je netwerk. Wacht een minuut en probeer het opnieuw.',
     server_error: 'Er ging bij ons iets mis. Probeer het zo opnieuw.',
+    temporarily_unavailable: 'De leeftijdscheck is nu niet beschikbaar. Probeer het over een minuut opnieuw.',
   },
   errorHints: {
     pushed_request_required:

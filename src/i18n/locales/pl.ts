@@ -163,6 +163,7 @@ export const pl: Messages = {
     not_found: 'Pod tym adresem nie ma żadnej strony.',
     too_many_requests: 'Za dużo żądań z twojej sieci. Poczekaj minutę i spróbuj ponownie.',
     server_error: 'Coś poszło nie tak po naszej stronie. Spróbuj ponownie za chwilę.',
+    temporarily_unavailable: 'Weryfikacja wieku jest teraz niedostępna. Spróbuj ponownie za minutę.',
   },
   errorHints: {
     pushed_request_required:

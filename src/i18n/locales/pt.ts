@@ -159,6 +159,7 @@ export const pt: Messages = {
     not_found: 'Não há nenhuma página neste endereço.',
     too_many_requests: 'Demasiados pedidos a partir da tua rede. Espera um minuto e tenta outra vez.',
     server_error: 'Algo correu mal do nosso lado. Tenta outra vez daqui a pouco.',
+    temporarily_unavailable: 'A verificação de idade não está disponível neste momento. Tenta outra vez daqui a um minuto.',
   },
   errorHints: {
     pushed_request_required:

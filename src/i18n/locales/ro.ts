@@ -162,6 +162,7 @@ export const ro: Messages = {
     not_found: 'La această adresă nu există nicio pagină.',
     too_many_requests: 'Prea multe cereri din rețeaua ta. Așteaptă un minut și încearcă din nou.',
     server_error: 'Ceva n-a mers bine la noi. Încearcă din nou peste puțin timp.',
+    temporarily_unavailable: 'Verificarea vârstei nu e disponibilă acum. Încearcă din nou peste un minut.',
   },
   errorHints: {
     pushed_request_required:

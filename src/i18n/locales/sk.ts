@@ -163,6 +163,7 @@ export const sk: Messages = {
     not_found: 'Na tejto adrese nie je žiadna stránka.',
     too_many_requests: 'Z tvojej siete prišlo priveľa požiadaviek. Počkaj minútu a skús to znova.',
     server_error: 'Na našej strane sa niečo pokazilo. Skús to o chvíľu znova.',
+    temporarily_unavailable: 'Overenie veku teraz nie je dostupné. Skús to znova o minútu.',
   },
   errorHints: {
     pushed_request_required:

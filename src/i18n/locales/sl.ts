@@ -162,6 +162,7 @@ export const sl: Messages = {
     not_found: 'Na tem naslovu ni nobene strani.',
     too_many_requests: 'Preveč zahtev iz tvojega omrežja. Počakaj minuto in poskusi znova.',
     server_error: 'Pri nas je šlo nekaj narobe. Poskusi znova čez trenutek.',
+    temporarily_unavailable: 'Preverjanje starosti trenutno ni na voljo. Poskusi znova čez minuto.',
   },
   errorHints: {
     pushed_request_required:

@@ -158,6 +158,7 @@ export const sv: Messages = {
     not_found: 'Det finns ingen sida på den här adressen.',
     too_many_requests: 'För många förfrågningar från ditt nätverk. Vänta en minut och försök igen.',
     server_error: 'Något gick fel hos oss. Försök igen om en stund.',
+    temporarily_unavailable: 'Ålderskontrollen är inte tillgänglig just nu. Försök igen om en minut.',
   },
   errorHints: {
     pushed_request_required:

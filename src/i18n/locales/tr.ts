@@ -158,6 +158,7 @@ export const tr: Messages = {
     not_found: 'Bu adreste bir sayfa yok.',
     too_many_requests: 'Ağından çok fazla istek geldi. Lütfen bir dakika bekle ve tekrar dene.',
     server_error: 'Bizim tarafımızda bir şeyler ters gitti. Lütfen birazdan tekrar dene.',
+    temporarily_unavailable: 'Yaş doğrulama şu an kullanılamıyor. Lütfen bir dakika sonra tekrar dene.',
   },
   errorHints: {
     pushed_request_required:

@@ -163,6 +163,7 @@ export const uk: Messages = {
     not_found: 'За цією адресою сторінки немає.',
     too_many_requests: 'Забагато запитів із твоєї мережі. Зачекай хвилину й спробуй ще раз.',
     server_error: 'У нас щось пішло не так. Спробуй ще раз за мить.',
+    temporarily_unavailable: 'Перевірка віку зараз недоступна. Спробуй ще раз за хвилину.',
   },
   errorHints: {
     pushed_request_required:

@@ -1,0 +1,52 @@
+import type { Clock } from '../lib/clock.ts'
+import { cookieValues, gateCookieName, GATE_COOKIE, openGatePass, type GatePass } from './gate-cookie.ts'
+import { GateUnavailableError, type GateDirectory } from './gate-directory.ts'
+import type { GateHost } from './gate-hosts.ts'
+
+/** A pass dated this far ahead of our clock is still taken: instances' clocks differ a little. */
+const CLOCK_SKEW_SECONDS = 60
+
+export type GateAnswer =
+  | { outcome: 'pass'; host: GateHost; pass: GatePass }
+  /** No gate cookie, or none that counts here; `refused` when one was sent. */
+  | { outcome: 'unverified' | 'refused'; host: GateHost }
+  | { outcome: 'unknown_host' | 'suspended' | 'unavailable' }
+
+export type GateCheckDeps = { gate: GateDirectory; keys: { gateKey: Uint8Array }; clock: Clock }
+
+/**
+ * Whether a request to a gated host carries a gate cookie that lets it through: made by us for this host's
+ * client and this very origin, for at least the age the host asks for now, and within both its own expiry
+ * and the client's lifetime as it is now (a shortened lifetime or a raised age applies to cookies already
+ * out). No database work while the directory's copy is fresh.
+ */
+export async function checkGateRequest(deps: GateCheckDeps, request: { host: string; cookie: string | null }): Promise<GateAnswer> {
+  let host: GateHost | undefined
+  try {
+    host = await deps.gate.find(request.host)
+  } catch (cause) {
+    if (cause instanceof GateUnavailableError) return { outcome: 'unavailable' }
+    throw cause
+  }
+  if (!host) return { outcome: 'unknown_host' }
+  if (!host.active) return { outcome: 'suspended' }
+  const values = cookieValues(request.cookie, gateCookieName(host.origin, GATE_COOKIE))
+  if (values.length === 0) return { outcome: 'unverified', host }
+  const now = Math.floor(deps.clock.now().getTime() / 1000)
+  for (const value of values) {
+    const pass = openGatePass(deps.keys.gateKey, value)
+    if (pass && passCounts(pass, host, now)) return { outcome: 'pass', host, pass }
+  }
+  return { outcome: 'refused', host }
+}
+
+function passCounts(pass: GatePass, host: GateHost, now: number): boolean {
+  return (
+    pass.clientId === host.clientId &&
+    pass.origin === host.origin &&
+    pass.ageOver >= host.ageRequired &&
+    pass.issuedAt <= now + CLOCK_SKEW_SECONDS &&
+    now < pass.expiresAt &&
+    now < pass.issuedAt + host.ttlSeconds
+  )
+}
