@@ -125,6 +125,7 @@ describe('GET /api/openapi.json', () => {
         '/api/oauth/validate',
         '/api/verify/public-key',
         '/api/verify/token/{access_token}',
+        '/gate/auth',
         '/healthz',
         '/metrics',
         '/readyz',

@@ -1,5 +1,6 @@
 import { Elysia, t } from 'elysia'
 import type { Logger } from '../lib/log.ts'
+import { security } from '../lib/openapi-security.ts'
 import type { Metrics } from '../ops/metrics.ts'
 import { checkGateRequest, type GateAnswer, type GateCheckDeps } from './gate-check.ts'
 import { forwardedHost } from './gate-hosts.ts'
@@ -33,6 +34,8 @@ export function gateAuthRoutes(deps: GateAuthDeps) {
         summary: 'Forward authentication for a gated host',
         description: 'Called by a reverse proxy (docs/gate.md): 200 with X-Age-Over and X-Verification-Id for a valid gate cookie, else 401 (or 302 to /.ofage/start with ?redirect=1), 403 for an unknown or suspended host, 503 when the gate cannot read its configuration.',
         tags: ['Gate'],
+        // The gate cookie is the visitor's, passed on by the proxy: no credential of an API caller.
+        security: security.none,
       },
     },
   )
