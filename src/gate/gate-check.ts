@@ -5,6 +5,8 @@ import type { GateHost } from './gate-hosts.ts'
 
 /** A pass dated this far ahead of our clock is still taken: instances' clocks differ a little. */
 const CLOCK_SKEW_SECONDS = 60
+/** Cookie values whose signature held, remembered so a visitor's next requests skip the HMAC and the JSON. */
+const MAX_REMEMBERED = 10_000
 
 export type GateAnswer =
   | { outcome: 'pass'; host: GateHost; pass: GatePass }
@@ -13,6 +15,26 @@ export type GateAnswer =
   | { outcome: 'unknown_host' | 'suspended' | 'unavailable' }
 
 export type GateCheckDeps = { gate: GateDirectory; keys: { gateKey: Uint8Array }; clock: Clock }
+
+/**
+ * The passes of cookie values whose signature held under a key, by value: a visitor sends the same cookie
+ * with every request of a gated site. Only values that verified get in (a forged one costs its HMAC every
+ * time and is never stored), so unauthenticated input cannot fill it; the oldest are forgotten past the
+ * bound. What counts is still judged on each request against the host as it is now.
+ */
+const verifiedByKey = new WeakMap<Uint8Array, Map<string, GatePass>>()
+
+function openRemembered(key: Uint8Array, value: string): GatePass | undefined {
+  let verified = verifiedByKey.get(key)
+  if (!verified) verifiedByKey.set(key, (verified = new Map()))
+  const known = verified.get(value)
+  if (known) return known
+  const pass = openGatePass(key, value)
+  if (!pass) return undefined
+  if (verified.size >= MAX_REMEMBERED) verified.delete(verified.keys().next().value!)
+  verified.set(value, pass)
+  return pass
+}
 
 /**
  * Whether a request to a gated host carries a gate cookie that lets it through: made by us for this host's
@@ -34,7 +56,7 @@ export async function checkGateRequest(deps: GateCheckDeps, request: { host: str
   if (values.length === 0) return { outcome: 'unverified', host }
   const now = Math.floor(deps.clock.now().getTime() / 1000)
   for (const value of values) {
-    const pass = openGatePass(deps.keys.gateKey, value)
+    const pass = openRemembered(deps.keys.gateKey, value)
     if (pass && passCounts(pass, host, now)) return { outcome: 'pass', host, pass }
   }
   return { outcome: 'refused', host }

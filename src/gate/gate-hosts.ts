@@ -92,17 +92,19 @@ export function matchGateHost<T extends { origin: string }>(hosts: Iterable<T>, 
   return findGateHost(indexGateHosts(hosts), requestHost)
 }
 
-/** `host[:port]` as a Host or X-Forwarded-Host header carries it, or undefined when it is not one. */
+/** `host[:port]` as a Host or X-Forwarded-Host header carries it: a name, an IPv4 address or a bracketed IPv6 one. */
+const REQUEST_HOST = /^(\[[0-9A-Fa-f:.]{2,45}\]|[A-Za-z0-9.-]{1,253})(?::(\d{1,5}))?$/
+
+/**
+ * The host name and port a header names, or undefined when it is not one. Read by hand, not by the URL
+ * parser, since it runs on every request: names compare lower-cased, as the parser writes a gated origin;
+ * anything the parser would rewrite further (an IPv4 address in short form, a non-ASCII name) names no
+ * gated host, which fails closed.
+ */
 function readRequestHost(value: string): { hostname: string; port: string } | undefined {
-  if (value.length === 0 || value.length > 260 || !/^[A-Za-z0-9.\-:[\]]+$/.test(value)) return undefined
-  try {
-    const url = new URL(`http://${value}`)
-    // URL drops port 80 for http: the header said it, so it counts.
-    const port = url.port || (/:80$/.test(value) ? '80' : '')
-    return { hostname: url.hostname, port }
-  } catch {
-    return undefined
-  }
+  const match = REQUEST_HOST.exec(value)
+  if (!match) return undefined
+  return { hostname: match[1]!.toLowerCase(), port: match[2] === undefined ? '' : String(Number(match[2])) }
 }
 
 /**
