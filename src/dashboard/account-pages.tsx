@@ -1,4 +1,4 @@
-import { formatInstant } from './audit-page.tsx'
+import { formatInstant } from '../i18n/format.ts'
 import { dashboardLanguages } from '../i18n/languages.ts'
 import { addedFrom, PasskeySignIn } from './passkey-panel.tsx'
 import type { DashboardPasskey } from './passkeys.ts'
@@ -56,7 +56,7 @@ function PasskeyRemovalChoice({ view, passkeys, checked }: { view: View; passkey
       <legend safe>{t.passkeysHeading}</legend>
       <ul>
         {passkeys.map((passkey) => (
-          <li safe>{`${formatInstant(passkey.createdAt)} UTC · ${addedFrom(passkey) ?? t.passkeyOriginUnknown}`}</li>
+          <li safe>{`${formatInstant(view.lang, passkey.createdAt)} · ${addedFrom(passkey) ?? t.passkeyOriginUnknown}`}</li>
         ))}
       </ul>
       <div class="check">

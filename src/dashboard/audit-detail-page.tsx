@@ -1,5 +1,5 @@
 import type { AuditLog } from '../audit/audit-logs.ts'
-import { formatInstant } from './audit-page.tsx'
+import { formatInstant } from '../i18n/format.ts'
 import { dashboardLanguages } from '../i18n/languages.ts'
 import { DashboardLayout, href, type Account, type View } from './layout.tsx'
 
@@ -23,7 +23,7 @@ export function AuditDetailPage({ view, account, row }: { view: View; account: A
         <dt safe>{f.createdAt}</dt>
         <dd>
           <time datetime={row.createdAt.toISOString()} safe>
-            {formatInstant(row.createdAt)}
+            {formatInstant(view.lang, row.createdAt)}
           </time>
         </dd>
         <dt safe>{f.clientId}</dt>
@@ -49,7 +49,7 @@ export function AuditDetailPage({ view, account, row }: { view: View; account: A
           {row.revokedAt ? (
             <>
               <time datetime={row.revokedAt.toISOString()} safe>
-                {formatInstant(row.revokedAt)}
+                {formatInstant(view.lang, row.revokedAt)}
               </time>
               <br />
               <span class="small" safe>{t.revokedExplained}</span>

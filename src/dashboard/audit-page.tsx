@@ -1,8 +1,11 @@
 import type { AuditLog } from '../audit/audit-logs.ts'
 import { methodClasses, verificationLevels } from '../db/schema.ts'
 import type { AuditQueryValues } from './audit-query.ts'
+import { formatDay, formatDayRange, formatInstant } from '../i18n/format.ts'
 import { dashboardLanguages } from '../i18n/languages.ts'
+import type { DashboardMessages } from '../i18n/dashboard-messages.ts'
 import { DashboardLayout, href, type Account, type View } from './layout.tsx'
+import { DataTable } from './data-table.tsx'
 
 type AuditPageProps = {
   view: View
@@ -39,16 +42,19 @@ export function AuditPage({ view, account, query, rows, olderHref, paged, firstP
           <label for="from" safe>
             {t.from}
           </label>
-          <input id="from" name="from" type="date" value={query.from ?? ''} />
+          <input id="from" name="from" type="date" value={query.from ?? ''} aria-describedby="dates-help" />
         </div>
         <div class="field">
           <label for="to" safe>
             {t.to}
           </label>
-          <input id="to" name="to" type="date" value={query.to ?? ''} />
+          <input id="to" name="to" type="date" value={query.to ?? ''} aria-describedby="dates-help" />
         </div>
         <AnySelect name="method_class" label={t.methodClass} any={t.any} value={query.method_class} options={methodClasses.map((value) => [value, t.classes[value]])} />
         <AnySelect name="level" label={t.level} any={t.any} value={query.level} options={verificationLevels.map((value) => [value, t.levels[value]])} />
+        <p id="dates-help" class="small" safe>
+          {t.layout.datesHelp}
+        </p>
         <div class="actions">
           <button type="submit" safe>
             {t.search}
@@ -58,53 +64,61 @@ export function AuditPage({ view, account, query, rows, olderHref, paged, firstP
           </a>
         </div>
       </form>
-      <div class="table-wrap" role="region" aria-labelledby="audit-caption" tabindex="0">
-        <table class="audit">
-          <caption id="audit-caption" safe>
-            {t.caption}
-          </caption>
-          <thead>
+      {(query.from || query.to) && (
+        <p class="results" role="status" safe>
+          {showingDays(view.lang, t, query.from, query.to)}
+        </p>
+      )}
+      <DataTable id="audit" caption={t.caption}>
+        <thead>
+          <tr>
+            <th scope="col" safe>{t.columns.time}</th>
+            <th scope="col" safe>{t.columns.transactionId}</th>
+            <th scope="col" safe>{t.columns.methodClass}</th>
+            <th scope="col" safe>{t.columns.level}</th>
+            <th scope="col" safe>{t.columns.ageOver}</th>
+            <th scope="col" safe>{t.columns.method}</th>
+            <th scope="col" safe>{t.columns.revoked}</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.length === 0 ? (
             <tr>
-              <th scope="col" safe>{t.columns.time}</th>
-              <th scope="col" safe>{t.columns.transactionId}</th>
-              <th scope="col" safe>{t.columns.methodClass}</th>
-              <th scope="col" safe>{t.columns.level}</th>
-              <th scope="col" safe>{t.columns.ageOver}</th>
-              <th scope="col" safe>{t.columns.method}</th>
-              <th scope="col" safe>{t.columns.revoked}</th>
+              <td colspan="7" safe>
+                {t.noRows}
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {rows.length === 0 ? (
+          ) : (
+            rows.map((row) => (
               <tr>
-                <td colspan="7" safe>
-                  {t.noRows}
+                <td data-label={t.columns.time}>
+                  <time datetime={row.createdAt.toISOString()} safe>
+                    {formatInstant(view.lang, row.createdAt)}
+                  </time>
+                </td>
+                <td class="mono" data-label={t.columns.transactionId}>
+                  <a href={href(view, `/dashboard/audit/${row.transactionId}`)} safe>
+                    {row.transactionId}
+                  </a>
+                </td>
+                <td class="mono" data-label={t.columns.methodClass} safe>
+                  {row.methodClass}
+                </td>
+                <td class="mono" data-label={t.columns.level} safe>
+                  {row.verificationLevel}
+                </td>
+                <td data-label={t.columns.ageOver}>{row.ageOver}</td>
+                <td class="mono" data-label={t.columns.method} safe>
+                  {row.method ?? '–'}
+                </td>
+                <td data-label={t.columns.revoked} safe>
+                  {row.revokedAt ? t.yes : t.no}
                 </td>
               </tr>
-            ) : (
-              rows.map((row) => (
-                <tr>
-                  <td>
-                    <time datetime={row.createdAt.toISOString()} safe>
-                      {formatInstant(row.createdAt)}
-                    </time>
-                  </td>
-                  <td class="mono">
-                    <a href={href(view, `/dashboard/audit/${row.transactionId}`)} safe>
-                      {row.transactionId}
-                    </a>
-                  </td>
-                  <td class="mono" safe>{row.methodClass}</td>
-                  <td class="mono" safe>{row.verificationLevel}</td>
-                  <td>{row.ageOver}</td>
-                  <td class="mono" safe>{row.method ?? '–'}</td>
-                  <td safe>{row.revokedAt ? t.yes : t.no}</td>
-                </tr>
-              ))
-            )}
-          </tbody>
-        </table>
-      </div>
+            ))
+          )}
+        </tbody>
+      </DataTable>
       <nav class="pager" aria-label={t.caption}>
         {paged && (
           <a href={firstPageHref} safe>
@@ -126,9 +140,10 @@ export function AuditPage({ view, account, query, rows, olderHref, paged, firstP
   )
 }
 
-/** `2026-11-22 12:00:00` (UTC), the same in every language: what integrators compare with their logs. */
-export function formatInstant(instant: Date): string {
-  return instant.toISOString().replace('T', ' ').replace(/\.\d{3}Z$/, '')
+/** The days a search covers, in the page's date format: the date fields show the browser's own. */
+function showingDays(lang: string, t: DashboardMessages, from: string | undefined, to: string | undefined): string {
+  if (from && to) return t.layout.showingDays(formatDayRange(lang, from, to))
+  return from ? t.layout.showingFrom(formatDay(lang, from)) : t.layout.showingUntil(formatDay(lang, to!))
 }
 
 /** A filter's select: "any" first (the empty value), then the options; the current value selected. */

@@ -1,6 +1,7 @@
 import type { GateSettings } from '../gate/gate-settings.ts'
 import { dashboardLanguages } from '../i18n/languages.ts'
 import { href, RemoveForm, type View } from './layout.tsx'
+import { DataTable } from './data-table.tsx'
 
 /** The lifetimes a user may choose for the gate's cookie, in seconds: an hour to a year. */
 export const GATE_TTLS = ['3600', '86400', '604800', '2592000', '7776000', '31536000'] as const
@@ -14,8 +15,8 @@ type GatePanelProps = {
 }
 
 /**
- * The settings page's age gate (docs/gate.md): the hosts this client gates, each with a way to stop, a form to
- * gate another, and the age and cookie lifetime. A lifetime set outside the list (the CLI takes any) is
+ * The settings page's age gate (docs/gate.md), inside its section: the hosts this client gates, each with a
+ * way to stop, a form to gate another, and the age and cookie lifetime. A lifetime set outside the list (the CLI takes any) is
  * offered too, so saving the age alone never changes it.
  */
 export function GatePanel({ view, csrf, gate, problem }: GatePanelProps) {
@@ -26,9 +27,6 @@ export function GatePanel({ view, csrf, gate, problem }: GatePanelProps) {
   const typed = (name: string, fallback: string) => problem?.values?.[name] ?? fallback
   return (
     <>
-      <h2 id="gate-heading" safe>
-        {g.heading}
-      </h2>
       <p safe>{g.intro}</p>
       {problem && (
         <div role="alert" class="alert" id="gate-problem">
@@ -40,25 +38,20 @@ export function GatePanel({ view, csrf, gate, problem }: GatePanelProps) {
           {g.noHosts}
         </p>
       ) : (
-        <div class="table-wrap" role="region" aria-labelledby="gate-caption" tabindex="0">
-          <table class="audit gate-hosts">
-            <caption id="gate-caption" safe>
-              {g.hostsCaption}
-            </caption>
-            <tbody>
-              {gate.hosts.map((origin) => (
-                <tr>
-                  <td class="mono" data-gate-host={origin} safe>
-                    {origin}
-                  </td>
-                  <td class="row-action">
-                    <RemoveForm action={action('gate-hosts/remove')} csrf={csrf} name="gate_host" value={origin} label={g.removeHost(origin)} text={t.remove} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable id="gate" caption={g.hostsCaption} kind="gate-hosts">
+          <tbody>
+            {gate.hosts.map((origin) => (
+              <tr>
+                <td class="mono" data-gate-host={origin} safe>
+                  {origin}
+                </td>
+                <td class="row-action">
+                  <RemoveForm action={action('gate-hosts/remove')} csrf={csrf} name="gate_host" value={origin} label={g.removeHost(origin)} text={t.remove} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </DataTable>
       )}
       <form method="post" action={action('gate-hosts/add')} class="stack settings-form">
         <input type="hidden" name="csrf" value={csrf} />

@@ -2,6 +2,7 @@ import type { PropsWithChildren } from '@kitajs/html'
 import { dashboardLanguageCodes, type DashboardLanguage } from '../i18n/language-codes.ts'
 import { LanguageSwitch, withLang } from '../pages/layout.tsx'
 import { dashboardLanguages } from '../i18n/languages.ts'
+import type { DashboardMessages } from '../i18n/dashboard-messages.ts'
 
 /** The language of a dashboard page, and whether the user chose it (`?lang=`): then links keep it. */
 export type View = { lang: DashboardLanguage; explicit: boolean }
@@ -22,7 +23,26 @@ type LayoutProps = PropsWithChildren<{
   switchPath: string
 }>
 
-/** The frame of every dashboard page: who is signed in, the navigation, the page, the language switch. */
+/** The pages of the navigation, in its order. */
+const NAV_PAGES = [
+  ['/dashboard/audit', 'auditLog'],
+  ['/dashboard/usage', 'usage'],
+  ['/dashboard/settings', 'settings'],
+] as const satisfies readonly (readonly [string, keyof DashboardMessages])[]
+
+/**
+ * How a navigation link relates to the page shown (the path of `switchPath`): `page` on the page itself,
+ * `true` on a page inside it (a verification under the audit log), nothing elsewhere.
+ */
+export function navCurrent(linkPath: string, pagePath: string): 'page' | 'true' | undefined {
+  const path = pagePath.split('?')[0]!
+  return path === linkPath ? 'page' : path.startsWith(`${linkPath}/`) ? 'true' : undefined
+}
+
+/**
+ * The frame of every dashboard page: the brand and the navigation (the current page marked), the account
+ * with its sign-out buttons, the page, the language switch. On a phone the header is two short rows.
+ */
 export function DashboardLayout({ view, title, account, switchPath, children }: LayoutProps) {
   const t = dashboardLanguages[view.lang]
   return (
@@ -41,49 +61,43 @@ export function DashboardLayout({ view, title, account, switchPath, children }: 
             {account && (
               <>
                 {' · '}
-                <span safe>{account.clientName}</span>
+                <span class="client" safe>
+                  {account.clientName}
+                </span>
               </>
             )}
           </p>
           {account && (
             <nav aria-label={t.mainNav}>
               <ul>
-                {(
-                  [
-                    ['/dashboard/audit', t.auditLog],
-                    ['/dashboard/usage', t.usage],
-                    ['/dashboard/settings', t.settings],
-                  ] as const
-                ).map(([path, text]) => (
+                {NAV_PAGES.map(([path, key]) => (
                   <li>
-                    <a href={href(view, path)} safe>
-                      {text}
+                    <a href={href(view, path)} aria-current={navCurrent(path, switchPath)} safe>
+                      {t[key]}
                     </a>
                   </li>
                 ))}
-                <li>
-                  <form method="post" action={href(view, '/dashboard/sign-out')}>
-                    <input type="hidden" name="csrf" value={account.csrf} />
-                    <button type="submit" class="link" safe>
-                      {t.signOut}
-                    </button>
-                  </form>
-                </li>
-                {/* A page of its own first: it offers to remove the passkeys too. */}
-                <li>
-                  <a href={href(view, '/dashboard/sign-out-everywhere')} safe>
-                    {t.signOutEverywhere}
-                  </a>
-                </li>
               </ul>
             </nav>
           )}
         </header>
         <main class="panel">
           {account && (
-            <p class="small" safe>
-              {t.signedInAs(account.email)}
-            </p>
+            <div class="account">
+              <p class="small" safe>
+                {t.signedInAs(account.email)}
+              </p>
+              <form method="post" action={href(view, '/dashboard/sign-out')}>
+                <input type="hidden" name="csrf" value={account.csrf} />
+                <button type="submit" class="link" safe>
+                  {t.signOut}
+                </button>
+              </form>
+              {/* A page of its own first: it offers to remove the passkeys too. */}
+              <a href={href(view, '/dashboard/sign-out-everywhere')} safe>
+                {t.signOutEverywhere}
+              </a>
+            </div>
           )}
           {account?.sandbox && (
             <p class="notice" safe>

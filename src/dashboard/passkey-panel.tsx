@@ -1,7 +1,8 @@
 import type { DashboardPasskey } from './passkeys.ts'
-import { formatInstant } from './audit-page.tsx'
+import { formatInstant } from '../i18n/format.ts'
 import { dashboardLanguages } from '../i18n/languages.ts'
 import { href, RemoveForm, type View } from './layout.tsx'
+import { DataTable } from './data-table.tsx'
 
 /**
  * The dashboard's passkey buttons, driven by the hosted page's own script (/assets/passkey.js): it posts
@@ -42,52 +43,52 @@ export function addedFrom(passkey: DashboardPasskey): string | undefined {
 }
 
 /**
- * The signed-in user's passkeys: the list (when and where each was added) with a remove form each (no
+ * The signed-in user's passkeys, inside the settings page's section of that name: the list (when and where each was added) with a remove form each (no
  * script needed), and "Add a passkey", which asks for the password again.
  */
 export function PasskeyList({ view, csrf, passkeys }: { view: View; csrf: string; passkeys: DashboardPasskey[] }) {
   const t = dashboardLanguages[view.lang]
   return (
     <>
-      <h2 safe>{t.passkeysHeading}</h2>
       <p safe>{t.passkeysIntro}</p>
       {passkeys.length === 0 ? (
         <p safe>{t.noPasskeys}</p>
       ) : (
-        <div class="table-wrap" role="region" aria-labelledby="passkeys-caption" tabindex="0">
-          <table class="audit passkeys">
-            <caption id="passkeys-caption" safe>
-              {t.passkeysCaption}
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col" safe>{t.passkeyAddedOn}</th>
-                <th scope="col" safe>{t.passkeyAddedFrom}</th>
-                <th scope="col" safe>{t.passkeyLastUsed}</th>
-                <td></td>
+        <DataTable id="passkeys" caption={t.passkeysCaption} kind="passkeys">
+          <thead>
+            <tr>
+              <th scope="col" safe>{t.passkeyAddedOn}</th>
+              <th scope="col" safe>{t.passkeyAddedFrom}</th>
+              <th scope="col" safe>{t.passkeyLastUsed}</th>
+              <td></td>
+            </tr>
+          </thead>
+          <tbody>
+            {passkeys.map((passkey) => (
+              <tr data-passkey-id={passkey.credentialId}>
+                <td data-label={t.passkeyAddedOn} safe>
+                  {formatInstant(view.lang, passkey.createdAt)}
+                </td>
+                <td data-label={t.passkeyAddedFrom} safe>
+                  {addedFrom(passkey) ?? t.passkeyOriginUnknown}
+                </td>
+                <td data-label={t.passkeyLastUsed} safe>
+                  {passkey.lastUsedAt ? formatInstant(view.lang, passkey.lastUsedAt) : t.passkeyNeverUsed}
+                </td>
+                <td class="row-action">
+                  <RemoveForm
+                    action={href(view, '/dashboard/passkeys/delete')}
+                    csrf={csrf}
+                    name="credential_id"
+                    value={passkey.credentialId}
+                    label={t.removePasskey(formatInstant(view.lang, passkey.createdAt))}
+                    text={t.remove}
+                  />
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {passkeys.map((passkey) => (
-                <tr data-passkey-id={passkey.credentialId}>
-                  <td safe>{formatInstant(passkey.createdAt)}</td>
-                  <td safe>{addedFrom(passkey) ?? t.passkeyOriginUnknown}</td>
-                  <td safe>{passkey.lastUsedAt ? formatInstant(passkey.lastUsedAt) : t.passkeyNeverUsed}</td>
-                  <td class="row-action">
-                    <RemoveForm
-                      action={href(view, '/dashboard/passkeys/delete')}
-                      csrf={csrf}
-                      name="credential_id"
-                      value={passkey.credentialId}
-                      label={t.removePasskey(formatInstant(passkey.createdAt))}
-                      text={t.remove}
-                    />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+            ))}
+          </tbody>
+        </DataTable>
       )}
       <div class="passkey stack settings-form" {...panelAttributes(view, csrf, { options: '/dashboard/passkeys/options', register: '/dashboard/passkeys' })}>
         {/* Sent with the options request by the script; it is never part of a form post. */}

@@ -1,29 +1,33 @@
-import { DEMO_CLIENT_ID } from '../demo/demo-client.ts'
 import { clientMethods } from '../oauth/client-methods.ts'
 import { cleartextAddresses, siteHomeUrl, type Client } from '../oauth/clients.ts'
 import type { GateSettings } from '../gate/gate-settings.ts'
-import { formatInstant } from './audit-page.tsx'
 import { dashboardLanguages } from '../i18n/languages.ts'
 import { GatePanel } from './gate-panel.tsx'
 import { integrationCode, integrationEnvironment } from './integration-snippet.ts'
 import { DashboardLayout, href, RemoveForm, type Account, type View } from './layout.tsx'
+import { DataTable } from './data-table.tsx'
 import { PasskeyList } from './passkey-panel.tsx'
+import type { RotatedSecret } from './secret-flash.ts'
+import { NewSecret, SecretPanel } from './secret-panel.tsx'
+import { invalid, Problem, Section } from './section.tsx'
 import type { DashboardPasskey } from './passkeys.ts'
-
-/** The overlaps a user may choose when rotating the secret, in seconds. */
-export const SECRET_OVERLAPS = ['0', '3600', '86400', '604800', '2592000'] as const
-/**
- * Preselected: a day, enough to deploy the new secret. None (a leaked secret) stays a choice, never the
- * default: picked for a routine rotation it fails every exchange until the site has the new secret.
- */
-export const DEFAULT_SECRET_OVERLAP: (typeof SECRET_OVERLAPS)[number] = '86400'
 
 export type SettingsNotice = 'redirect_uri_added' | 'redirect_uri_removed' | 'site_saved' | 'methods_saved' | 'passkey_added' | 'passkey_removed' | 'gate_host_added' | 'gate_host_removed' | 'gate_saved'
 export type SettingsSection = 'redirect' | 'site' | 'methods' | 'gate' | 'secret'
+/** The section a notice is about: it opens, so the change just saved is in view. */
+const noticeSection: Record<SettingsNotice, SettingsSection | 'passkeys'> = {
+  redirect_uri_added: 'redirect',
+  redirect_uri_removed: 'redirect',
+  site_saved: 'site',
+  methods_saved: 'methods',
+  passkey_added: 'passkeys',
+  passkey_removed: 'passkeys',
+  gate_host_added: 'gate',
+  gate_host_removed: 'gate',
+  gate_saved: 'gate',
+}
 /** A refused form: which section, what to say, and what the user typed (shown again). */
 export type SettingsProblem = { section: SettingsSection; message: string; values?: Record<string, string> }
-/** A secret just rotated: shown once, with when the previous one stops working (null: it already has). */
-export type RotatedSecret = { secret: string; previousUntil: Date | null }
 
 type SettingsPageProps = {
   view: View
@@ -43,16 +47,18 @@ type SettingsPageProps = {
 /**
  * The client's integration settings: its status, redirect URIs, minimum age and home address, the secret's
  * rotation, and a snippet filled with its real values. Every form posts with the session's CSRF token.
+ * Each part below the status is a section closed to its heading, open where the user is working: a refused
+ * form, a change just saved, and the snippet right after a rotation (it then carries the new secret).
  */
 export function SettingsPage({ view, account, client, gate, publicUrl, now, notice, problem, rotated, passkeys }: SettingsPageProps) {
   const t = dashboardLanguages[view.lang]
   const action = (path: string) => href(view, `/dashboard/settings/${path}`)
   const failed = (section: SettingsSection) => (problem?.section === section ? problem : undefined)
   const typed = (section: SettingsSection, name: string, fallback: string) => failed(section)?.values?.[name] ?? fallback
-  const overlapUntil = client.previousSecretExpiresAt && client.previousSecretExpiresAt > now ? client.previousSecretExpiresAt : undefined
   const onlyOne = client.redirectUris.length === 1
   // What "Back to site" leads to without a home address: the page's own rule, for the first redirect URI.
   const fallbackHome = client.redirectUris[0] ? siteHomeUrl({ homeUrl: null }, client.redirectUris[0]) : ''
+  const opened = (section: SettingsSection | 'passkeys') => problem?.section === section || (notice !== undefined && noticeSection[notice] === section)
   return (
     <DashboardLayout view={view} title={t.settings} account={account} switchPath="/dashboard/settings">
       <h1 safe>{t.settings}</h1>
@@ -62,22 +68,7 @@ export function SettingsPage({ view, account, client, gate, publicUrl, now, noti
           {t.settingsNotices[notice]}
         </p>
       )}
-      {rotated && (
-        <section class="secret-box" aria-labelledby="new-secret-heading">
-          <h2 id="new-secret-heading" safe>
-            {t.newSecretHeading}
-          </h2>
-          <p role="status" safe>
-            {t.newSecretShownOnce}
-          </p>
-          <p>
-            <code class="mono secret" id="new-secret" safe>
-              {rotated.secret}
-            </code>
-          </p>
-          <p safe>{rotated.previousUntil ? t.previousSecretUntil(formatInstant(rotated.previousUntil)) : t.previousSecretEnded}</p>
-        </section>
-      )}
+      {rotated && <NewSecret view={view} rotated={rotated} />}
 
       {cleartextAddresses(client).length > 0 && (
         <p class="notice" data-needs-https safe>
@@ -98,20 +89,14 @@ export function SettingsPage({ view, account, client, gate, publicUrl, now, noti
         <dd safe>{client.sandbox ? t.modeSandbox : t.modeLive}</dd>
       </dl>
 
-      <h2 id="redirect-heading" safe>
-        {t.redirectUrisHeading}
-      </h2>
-      <ul>
-        {t.redirectRules.map((rule) => (
-          <li safe>{rule}</li>
-        ))}
-      </ul>
-      {failed('redirect') && <Problem id="redirect-problem" message={problem!.message} />}
-      <div class="table-wrap" role="region" aria-labelledby="redirect-caption" tabindex="0">
-        <table class="audit redirect-uris">
-          <caption id="redirect-caption" safe>
-            {t.redirectUrisCaption}
-          </caption>
+      <Section headingId="redirect-heading" heading={t.redirectUrisHeading} open={opened('redirect')}>
+        <ul>
+          {t.redirectRules.map((rule) => (
+            <li safe>{rule}</li>
+          ))}
+        </ul>
+        {failed('redirect') && <Problem id="redirect-problem" message={problem!.message} />}
+        <DataTable id="redirect" caption={t.redirectUrisCaption} kind="redirect-uris">
           <tbody>
             {client.redirectUris.map((uri) => (
               <tr>
@@ -126,187 +111,143 @@ export function SettingsPage({ view, account, client, gate, publicUrl, now, noti
               </tr>
             ))}
           </tbody>
-        </table>
-      </div>
-      {onlyOne && (
-        <p class="small" safe>
-          {t.lastRedirectUri}
-        </p>
-      )}
-      <form method="post" action={action('redirect-uris/add')} class="stack settings-form">
-        <input type="hidden" name="csrf" value={account.csrf} />
-        <label for="redirect_uri" safe>
-          {t.redirectUriLabel}
-        </label>
-        <input
-          id="redirect_uri"
-          name="redirect_uri"
-          type="url"
-          required
-          maxlength="1024"
-          spellcheck="false"
-          autocomplete="off"
-          placeholder="https://"
-          value={typed('redirect', 'redirect_uri', '')}
-          {...invalid(failed('redirect'), 'redirect-problem')}
-        />
-        <div class="actions">
-          <button type="submit" safe>
-            {t.addRedirectUri}
-          </button>
-        </div>
-      </form>
-
-      <h2 safe>{t.siteHeading}</h2>
-      {failed('site') && <Problem id="site-problem" message={problem!.message} />}
-      <form method="post" action={action('site')} class="stack settings-form">
-        <input type="hidden" name="csrf" value={account.csrf} />
-        <label for="min_age" safe>
-          {t.minAgeLabel}
-        </label>
-        <input
-          id="min_age"
-          name="min_age"
-          type="number"
-          min="1"
-          max="99"
-          step="1"
-          inputmode="numeric"
-          value={typed('site', 'min_age', client.minAge === null ? '' : String(client.minAge))}
-          aria-describedby={failed('site') ? 'min-age-help site-problem' : 'min-age-help'}
-        />
-        <p id="min-age-help" class="small" safe>
-          {t.minAgeHelp}
-        </p>
-        <label for="home_url" safe>
-          {t.homeUrlLabel}
-        </label>
-        <input
-          id="home_url"
-          name="home_url"
-          type="url"
-          maxlength="1024"
-          spellcheck="false"
-          autocomplete="off"
-          value={typed('site', 'home_url', client.homeUrl ?? '')}
-          aria-describedby={failed('site') ? 'home-url-help site-problem' : 'home-url-help'}
-        />
-        <p id="home-url-help" class="small" safe>
-          {t.homeUrlHelp(fallbackHome)}
-        </p>
-        <div class="actions">
-          <button type="submit" safe>
-            {t.saveSite}
-          </button>
-        </div>
-      </form>
-
-      <h2 id="methods-heading" safe>
-        {t.methodsHeading}
-      </h2>
-      <p safe>{t.methodsIntro}</p>
-      {failed('methods') && <Problem id="methods-problem" message={problem!.message} />}
-      <form method="post" action={action('methods')} class="stack settings-form">
-        <input type="hidden" name="csrf" value={account.csrf} />
-        <fieldset aria-labelledby="methods-heading">
-          {clientMethods.map((method) => (
-            <p>
-              <input id={`method_${method}`} name={`method_${method}`} type="checkbox" value="on" checked={client.methods.includes(method)} aria-describedby={`method_${method}-help`} />{' '}
-              <label for={`method_${method}`} safe>
-                {t.methodNames[method]}
-              </label>
-              <br />
-              <span id={`method_${method}-help`} class="small" safe>
-                {t.methodHelp[method]}
-              </span>
-            </p>
-          ))}
-        </fieldset>
-        <div class="actions">
-          <button type="submit" safe>
-            {t.saveMethods}
-          </button>
-        </div>
-      </form>
-
-      <GatePanel view={view} csrf={account.csrf} gate={gate} problem={failed('gate')} />
-
-      <h2 safe>{t.secretHeading}</h2>
-      <p safe>{t.secretIntro}</p>
-      {overlapUntil && (
-        <p class="notice" data-overlap-until={overlapUntil.toISOString()} safe>
-          {t.overlapActive(formatInstant(overlapUntil))}
-        </p>
-      )}
-      {failed('secret') && <Problem id="secret-problem" message={problem!.message} />}
-      {client.id === DEMO_CLIENT_ID ? (
-        <p class="notice" safe>
-          {t.settingsProblems.demoSecret}
-        </p>
-      ) : (
-        <form method="post" action={action('rotate-secret')} class="stack settings-form">
-          <input type="hidden" name="csrf" value={account.csrf} />
-          <label for="overlap" safe>
-            {t.overlapLabel}
-          </label>
-          <select id="overlap" name="overlap" aria-describedby="overlap-help">
-            {SECRET_OVERLAPS.map((seconds) => (
-              <option value={seconds} selected={typed('secret', 'overlap', DEFAULT_SECRET_OVERLAP) === seconds} safe>
-                {t.overlapOptions[seconds]}
-              </option>
-            ))}
-          </select>
-          <p id="overlap-help" class="small" safe>
-            {t.overlapHelp}
+        </DataTable>
+        {onlyOne && (
+          <p class="small" safe>
+            {t.lastRedirectUri}
           </p>
-          <label for="password" safe>
-            {t.yourPassword}
+        )}
+        <form method="post" action={action('redirect-uris/add')} class="stack settings-form">
+          <input type="hidden" name="csrf" value={account.csrf} />
+          <label for="redirect_uri" safe>
+            {t.redirectUriLabel}
           </label>
-          <input id="password" name="password" type="password" required autocomplete="current-password" maxlength="1024" {...invalid(failed('secret'), 'secret-problem')} />
+          <input
+            id="redirect_uri"
+            name="redirect_uri"
+            type="url"
+            required
+            maxlength="1024"
+            spellcheck="false"
+            autocomplete="off"
+            placeholder="https://"
+            value={typed('redirect', 'redirect_uri', '')}
+            {...invalid(failed('redirect'), 'redirect-problem')}
+          />
           <div class="actions">
             <button type="submit" safe>
-              {t.rotateSecret}
+              {t.addRedirectUri}
             </button>
           </div>
         </form>
-      )}
+      </Section>
 
-      <PasskeyList view={view} csrf={account.csrf} passkeys={passkeys} />
+      <Section headingId="site-heading" heading={t.siteHeading} open={opened('site')}>
+        {failed('site') && <Problem id="site-problem" message={problem!.message} />}
+        <form method="post" action={action('site')} class="stack settings-form">
+          <input type="hidden" name="csrf" value={account.csrf} />
+          <label for="min_age" safe>
+            {t.minAgeLabel}
+          </label>
+          <input
+            id="min_age"
+            name="min_age"
+            type="number"
+            min="1"
+            max="99"
+            step="1"
+            inputmode="numeric"
+            value={typed('site', 'min_age', client.minAge === null ? '' : String(client.minAge))}
+            aria-describedby={failed('site') ? 'min-age-help site-problem' : 'min-age-help'}
+          />
+          <p id="min-age-help" class="small" safe>
+            {t.minAgeHelp}
+          </p>
+          <label for="home_url" safe>
+            {t.homeUrlLabel}
+          </label>
+          <input
+            id="home_url"
+            name="home_url"
+            type="url"
+            maxlength="1024"
+            spellcheck="false"
+            autocomplete="off"
+            value={typed('site', 'home_url', client.homeUrl ?? '')}
+            aria-describedby={failed('site') ? 'home-url-help site-problem' : 'home-url-help'}
+          />
+          <p id="home-url-help" class="small" safe>
+            {t.homeUrlHelp(fallbackHome)}
+          </p>
+          <div class="actions">
+            <button type="submit" safe>
+              {t.saveSite}
+            </button>
+          </div>
+        </form>
+      </Section>
 
-      <h2 safe>{t.integrationHeading}</h2>
-      <p safe>{t.integrationIntro}</p>
-      <figure class="snippet">
-        <figcaption safe>{t.environmentCaption}</figcaption>
-        <pre tabindex="0">
-          <code data-snippet="environment" safe>
-            {integrationEnvironment(client, publicUrl, t.secretPlaceholder)}
-          </code>
-        </pre>
-      </figure>
-      <figure class="snippet">
-        <figcaption safe>{t.codeCaption}</figcaption>
-        <pre tabindex="0">
-          <code data-snippet="code" safe>
-            {integrationCode(client)}
-          </code>
-        </pre>
-      </figure>
-      <p class="small" safe>
-        {t.integrationMore}
-      </p>
+      <Section headingId="methods-heading" heading={t.methodsHeading} open={opened('methods')}>
+        <p safe>{t.methodsIntro}</p>
+        {failed('methods') && <Problem id="methods-problem" message={problem!.message} />}
+        <form method="post" action={action('methods')} class="stack settings-form">
+          <input type="hidden" name="csrf" value={account.csrf} />
+          <fieldset aria-labelledby="methods-heading">
+            {clientMethods.map((method) => (
+              <p>
+                <input id={`method_${method}`} name={`method_${method}`} type="checkbox" value="on" checked={client.methods.includes(method)} aria-describedby={`method_${method}-help`} />{' '}
+                <label for={`method_${method}`} safe>
+                  {t.methodNames[method]}
+                </label>
+                <br />
+                <span id={`method_${method}-help`} class="small" safe>
+                  {t.methodHelp[method]}
+                </span>
+              </p>
+            ))}
+          </fieldset>
+          <div class="actions">
+            <button type="submit" safe>
+              {t.saveMethods}
+            </button>
+          </div>
+        </form>
+      </Section>
+
+      <Section headingId="gate-heading" heading={t.gate.heading} open={opened('gate')}>
+        <GatePanel view={view} csrf={account.csrf} gate={gate} problem={failed('gate')} />
+      </Section>
+
+      <Section headingId="secret-heading" heading={t.secretHeading} open={opened('secret')}>
+        <SecretPanel view={view} client={client} csrf={account.csrf} now={now} problem={failed('secret')} />
+      </Section>
+
+      <Section headingId="passkeys-heading" heading={t.passkeysHeading} open={opened('passkeys')}>
+        <PasskeyList view={view} csrf={account.csrf} passkeys={passkeys} />
+      </Section>
+
+      <Section headingId="integration-heading" heading={t.integrationHeading} open={rotated !== undefined}>
+        <p safe>{t.integrationIntro}</p>
+        <figure class="snippet">
+          <figcaption safe>{t.environmentCaption}</figcaption>
+          <pre tabindex="0">
+            <code data-snippet="environment" safe>
+              {integrationEnvironment(client, publicUrl, rotated?.secret ?? t.secretPlaceholder)}
+            </code>
+          </pre>
+        </figure>
+        <figure class="snippet">
+          <figcaption safe>{t.codeCaption}</figcaption>
+          <pre tabindex="0">
+            <code data-snippet="code" safe>
+              {integrationCode(client)}
+            </code>
+          </pre>
+        </figure>
+        <p class="small" safe>
+          {t.integrationMore}
+        </p>
+      </Section>
     </DashboardLayout>
   )
-}
-
-function Problem({ id, message }: { id: string; message: string }) {
-  return (
-    <div role="alert" class="alert" id={id}>
-      <p safe>{message}</p>
-    </div>
-  )
-}
-
-/** A field's accessibility attributes when its form was refused: invalid, described by the alert. */
-function invalid(problem: SettingsProblem | undefined, alertId: string): Record<string, string> {
-  return problem ? { 'aria-invalid': 'true', 'aria-describedby': alertId } : {}
 }

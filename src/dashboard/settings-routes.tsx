@@ -15,7 +15,9 @@ import type { SignedIn } from './sessions.ts'
 import { listDashboardPasskeys } from './passkeys.ts'
 import { GATE_TTLS } from './gate-panel.tsx'
 import { readGateSettings, updateGate, type GateChanges } from '../gate/gate-settings.ts'
-import { SECRET_OVERLAPS, SettingsPage, type RotatedSecret, type SettingsNotice, type SettingsProblem } from './settings-page.tsx'
+import { createSecretFlash, type RotatedSecret } from './secret-flash.ts'
+import { SECRET_OVERLAPS } from './secret-panel.tsx'
+import { SettingsPage, type SettingsNotice, type SettingsProblem } from './settings-page.tsx'
 import { confirmPassword } from './sign-in.ts'
 
 const hidden = { detail: { hide: true } }
@@ -45,14 +47,21 @@ const GateForm = t.Object({ csrf: field(128), gate_age: field(16), gate_ttl: fie
  * The integration settings of the signed-in user's client: redirect URIs, minimum age, home address, the
  * secret's rotation. Every change is a form post (CSRF token, same origin) bound to the session's client;
  * a refused value re-renders the page with the reason (400), an accepted one redirects (303) with a notice.
- * A rotation asks for the user's password again and answers with the new secret, shown once, never stored.
+ * A rotation asks for the user's password again and redirects too: the new secret rides the redirect in a
+ * sealed, read-once cookie (secret-flash.ts), is shown on that one view, and is never stored.
  */
 export function settingsRoutes(deps: AppDeps, context: DashboardContext) {
   const { openPage, openPost, accountOf, page, redirect, viewOf } = context
+  const flash = createSecretFlash({ appUrl: deps.config.appUrl, dashboardKey: deps.keys.dashboardKey, clock: deps.clock })
 
-  /** The settings page: its client read afresh, a notice or a refusal, a secret just rotated. */
-  async function render(set: ResponseSet, view: View, session: SignedIn, extras: { notice?: SettingsNotice; problem?: SettingsProblem; rotated?: RotatedSecret } = {}) {
-    const [client, passkeys] = await Promise.all([sessionClient(session), listDashboardPasskeys(deps.db, session.user.id)])
+  /** The settings page: its client read afresh (unless just read), a notice or a refusal, a secret just rotated. */
+  async function render(
+    set: ResponseSet,
+    view: View,
+    session: SignedIn,
+    extras: { notice?: SettingsNotice | undefined; problem?: SettingsProblem; rotated?: RotatedSecret | undefined; client?: Client } = {},
+  ) {
+    const [client, passkeys] = await Promise.all([extras.client ?? sessionClient(session), listDashboardPasskeys(deps.db, session.user.id)])
     const gate = await readGateSettings(deps.db, client)
     page(set, extras.problem ? 400 : 200)
     return <SettingsPage view={view} account={accountOf(session)} client={client} gate={gate} publicUrl={deps.config.publicUrl} now={deps.clock.now()} passkeys={passkeys} {...extras} />
@@ -86,7 +95,9 @@ export function settingsRoutes(deps: AppDeps, context: DashboardContext) {
       async ({ query, request, cookie, set }) => {
         const { view, session } = await openPage(cookie, request, query.lang)
         if (!session) return redirect(set, view, '/dashboard/sign-in')
-        return render(set, view, session, query.notice ? { notice: query.notice } : {})
+        const client = await sessionClient(session)
+        const rotated = await flash.take(cookie, { sessionTokenHash: session.tokenHash, secretHash: client.secretHash })
+        return render(set, view, session, { notice: query.notice, rotated, client })
       },
       { query: SettingsQuery, ...hidden },
     )
@@ -195,7 +206,8 @@ export function settingsRoutes(deps: AppDeps, context: DashboardContext) {
         const rotated = await rotateClientSecret(deps, session.client.id, { overlapSeconds: Number(overlap) })
         if (!rotated) throw new OAuthError('not_found', 'No such client')
         deps.log.info('client_settings_changed', { client_id: session.client.id, user_id: session.user.id, change: 'secret_rotated', overlap_seconds: Number(overlap) })
-        return render(set, view, session, { rotated: { secret: rotated.secret, previousUntil: rotated.client.previousSecretExpiresAt } })
+        await flash.write(cookie, { secret: rotated.secret, previousUntil: rotated.client.previousSecretExpiresAt }, { sessionTokenHash: session.tokenHash, secretHash: rotated.client.secretHash })
+        return redirect(set, view, '/dashboard/settings')
       },
       { ...form, body: RotateForm, query: LangQuery, ...hidden },
     )

@@ -1,7 +1,9 @@
 import type { DayUsage } from '../usage/daily.ts'
 import type { UsageCounts } from '../usage/report.ts'
+import { formatDay, formatNumber } from '../i18n/format.ts'
 import { dashboardLanguages } from '../i18n/languages.ts'
 import { DashboardLayout, type Account, type View } from './layout.tsx'
+import { DataTable } from './data-table.tsx'
 import { UsageChart } from './usage-chart.tsx'
 
 type UsagePageProps = {
@@ -23,20 +25,31 @@ export function UsagePage({ view, account, monthStart, usage, limit, days }: Usa
   const reached = limit !== null && used >= limit
   const ratio = limit === null ? 0 : limit === 0 ? 1 : used / limit
   const percent = new Intl.NumberFormat(view.lang, { style: 'percent', maximumFractionDigits: 0 }).format(ratio)
+  const count = (value: number) => formatNumber(view.lang, value)
+  // The month's days: from its first instant to the next month's (Date.UTC carries month 12 into January).
+  const daysInMonth = new Date(Date.UTC(monthStart.getUTCFullYear(), monthStart.getUTCMonth() + 1, 0)).getUTCDate()
+  const empty = days.every((entry) => entry.usage.total_verifications === 0)
+  // The four counts, in the order of the summary and of the table's columns.
+  const columns = [
+    ['total_verifications', t.counts.total],
+    ['age_only_count', t.counts.ageOnly],
+    ['biometric_count', t.counts.biometric],
+    ['reverification_count', t.counts.reverification],
+  ] as const satisfies readonly (readonly [keyof UsageCounts, string])[]
   return (
     <DashboardLayout view={view} title={t.usage} account={account} switchPath="/dashboard/usage">
       <h1 safe>{t.usage}</h1>
       <p safe>{t.usageIntro(month)}</p>
       <h2 safe>{t.usageCounts}</h2>
       <dl class="record usage-counts">
-        <dt safe>{t.counts.total}</dt>
-        <dd data-count="total_verifications">{used}</dd>
-        <dt safe>{t.counts.ageOnly}</dt>
-        <dd data-count="age_only_count">{usage.age_only_count}</dd>
-        <dt safe>{t.counts.biometric}</dt>
-        <dd data-count="biometric_count">{usage.biometric_count}</dd>
-        <dt safe>{t.counts.reverification}</dt>
-        <dd data-count="reverification_count">{usage.reverification_count}</dd>
+        {columns.map(([key, label]) => (
+          <>
+            <dt safe>{label}</dt>
+            <dd data-count={key} safe>
+              {count(usage[key])}
+            </dd>
+          </>
+        ))}
       </dl>
       <h2 safe>{t.plan}</h2>
       {limit === null ? (
@@ -59,42 +72,47 @@ export function UsagePage({ view, account, monthStart, usage, limit, days }: Usa
         </>
       )}
       <h2 safe>{t.perDay}</h2>
-      <div class="chart-wrap">
-        <UsageChart view={view} month={month} days={days} />
-      </div>
-      <details>
-        <summary safe>{t.showTable}</summary>
-        <div class="table-wrap" role="region" aria-labelledby="usage-caption" tabindex="0">
-          <table class="audit usage-days">
-            <caption id="usage-caption" safe>
-              {t.dayTableCaption}
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col" safe>{t.day}</th>
-                <th scope="col" safe>{t.counts.total}</th>
-                <th scope="col" safe>{t.counts.ageOnly}</th>
-                <th scope="col" safe>{t.counts.biometric}</th>
-                <th scope="col" safe>{t.counts.reverification}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {days.map((entry) => (
-                <tr data-day={entry.day}>
-                  <th scope="row">
-                    <time datetime={entry.day} safe>
-                      {entry.day}
-                    </time>
-                  </th>
-                  <td>{entry.usage.total_verifications}</td>
-                  <td>{entry.usage.age_only_count}</td>
-                  <td>{entry.usage.biometric_count}</td>
-                  <td>{entry.usage.reverification_count}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+      {empty ? (
+        <p class="empty-state" data-empty-chart safe>
+          {t.layout.chartEmpty}
+        </p>
+      ) : (
+        <div class="chart-wrap">
+          <UsageChart view={view} month={month} days={days} daysInMonth={daysInMonth} />
         </div>
+      )}
+      <details class="table-toggle">
+        <summary safe>{t.showTable}</summary>
+        <DataTable id="usage" caption={t.dayTableCaption} kind="usage-days">
+          <thead>
+            <tr>
+              <th scope="col" safe>
+                {t.day}
+              </th>
+              {columns.map(([, label]) => (
+                <th scope="col" safe>
+                  {label}
+                </th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {days.map((entry) => (
+              <tr data-day={entry.day}>
+                <th scope="row" data-label={t.day}>
+                  <time datetime={entry.day} safe>
+                    {formatDay(view.lang, entry.day)}
+                  </time>
+                </th>
+                {columns.map(([key, label]) => (
+                  <td class="number" data-label={label} safe>
+                    {count(entry.usage[key])}
+                  </td>
+                ))}
+              </tr>
+            ))}
+          </tbody>
+        </DataTable>
       </details>
     </DashboardLayout>
   )

@@ -3,6 +3,17 @@ import type { ErrorCode } from '../errors.ts'
 /** What a dashboard user reads, per language. Functions take values that callers escape when rendering. */
 export type DashboardMessages = {
   dashboard: string
+  /** The dashboard's frame and the pages' shared parts on a phone (issue 24): dates, the chart's empty state. */
+  layout: {
+    /** Under the audit log's date filters: what a date there means. */
+    datesHelp: string
+    /** Above the filtered list, the filter's days in the page's own date format (the date fields show the browser's). */
+    showingFrom: (day: string) => string
+    showingUntil: (day: string) => string
+    showingDays: (days: string) => string
+    /** In place of the chart while the month has no verification. */
+    chartEmpty: string
+  }
   mainNav: string
   auditLog: string
   usage: string
@@ -91,9 +102,9 @@ export type DashboardMessages = {
   unlimited: (used: number) => string
   limitReached: string
   perDay: string
-  chartLabel: (month: string, days: number, max: number) => string
-  chartBar: (day: string, total: number) => string
-  chartMax: (max: number) => string
+  /** `max` and `total` come formatted in the page's language (src/i18n/format.ts). */
+  chartLabel: (month: string, days: number, max: string) => string
+  chartBar: (day: string, total: string) => string
   showTable: string
   dayTableCaption: string
   day: string

@@ -28,7 +28,7 @@ export function PasskeySave({ t, actions }: { t: Messages; actions: PasskeyActio
   return (
     <div class="passkey" data-passkey="save" hidden {...dataAttributes(t, actions)}>
       <p safe>{t.passkey.saveIntro}</p>
-      <button type="button" data-passkey-start="register" safe>
+      <button type="button" class="secondary" data-passkey-start="register" safe>
         {t.passkey.save}
       </button>
       <p class="status" role="status" aria-live="polite" data-passkey-status></p>
@@ -36,20 +36,26 @@ export function PasskeySave({ t, actions }: { t: Messages; actions: PasskeyActio
   )
 }
 
-/** "Use my passkey" and "Delete my saved passkey", for every page; hidden like {@link PasskeySave}. */
-export function PasskeyUse({ t, actions }: { t: Messages; actions: PasskeyActions }) {
+/**
+ * "Use my passkey", for every page, a quieter way than the page's methods; hidden like {@link PasskeySave}.
+ * "Delete my saved passkey" only where this browser saved or used one (`canDelete`): to everyone else it
+ * would be a button about something they do not have.
+ */
+export function PasskeyUse({ t, actions, canDelete }: { t: Messages; actions: PasskeyActions; canDelete: boolean }) {
   return (
     <section class="passkey" aria-labelledby="passkey-title" data-passkey="use" hidden {...dataAttributes(t, actions)}>
       <h2 id="passkey-title" safe>
         {t.passkey.useTitle}
       </h2>
       <p safe>{t.passkey.useIntro}</p>
-      <button type="button" data-passkey-start="verify" safe>
+      <button type="button" class="secondary" data-passkey-start="verify" safe>
         {t.passkey.use}
       </button>
-      <button type="button" class="link" data-passkey-start="delete" safe>
-        {t.passkey.remove}
-      </button>
+      {canDelete && (
+        <button type="button" class="link" data-passkey-start="delete" safe>
+          {t.passkey.remove}
+        </button>
+      )}
       <p class="status" role="status" aria-live="polite" data-passkey-status></p>
     </section>
   )

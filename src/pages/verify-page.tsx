@@ -13,12 +13,17 @@ export type VerifyPageProps = {
   sessionPath: string
   csrfToken: string
   methods: VerificationMethod[]
-  /** The age the browser's pass covers, when it covers this request. */
+  /**
+   * The age this request asks for, when the browser's pass covers it. The panel names this age, never the
+   * pass's own: a sandbox pass holds the test age typed in, which says nothing about the visitor.
+   */
   passAge?: number
   /** The pass is recent enough to stand behind a new passkey: the pass panel offers to save one. */
   canSavePasskey?: boolean
   /** The client accepts passkeys: the page offers to use (and save) one. */
   passkeys: boolean
+  /** This browser saved or used a passkey here: the page also offers to delete it. */
+  passkeySaved?: boolean
   /** A failed check, or another message the visitor must see first. */
   alert?: string
   /** A quieter notice (a forgotten pass). */
@@ -121,7 +126,7 @@ export function VerifyPage(props: VerifyPageProps) {
       )}
       {!props.locked && props.passkeys && (
         <>
-          <PasskeyUse t={t} actions={passkeyActions} />
+          <PasskeyUse t={t} actions={passkeyActions} canDelete={props.passkeySaved === true} />
           <script src="/assets/passkey.js" defer></script>
         </>
       )}

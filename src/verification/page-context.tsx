@@ -13,6 +13,7 @@ import { ownOrigins, refuseForeignPost } from '../web/origin.ts'
 import { VerifyPage } from '../pages/verify-page.tsx'
 import { acceptsMethod } from '../oauth/client-methods.ts'
 import { canSavePasskey } from '../passkeys/registration.ts'
+import { PASSKEY_LIFETIME_MS } from '../passkeys/store.ts'
 import { AGE_PASS_COOKIE, AGE_PASS_LIFETIME_MS, createAgePass, passCovers, readAgePass, type AgePass } from './age-pass.ts'
 import { callbackUrl } from './authorize.ts'
 import { createMethods, methodsFor } from './methods/index.ts'
@@ -22,6 +23,13 @@ import type { VerificationSession } from './sessions.ts'
 
 /** Binds a verification session to the browser that opened it. */
 export const BROWSER_COOKIE = 'ofage_browser'
+/**
+ * "This browser saved or used a passkey here" (the value `1`, nothing about which one or whose): the page
+ * then offers to delete it. A passkey lives in the device; without this hint the server cannot tell.
+ */
+export const PASSKEY_HINT_COOKIE = 'ofage_passkey'
+/** As long as a passkey re-verifies (a year after its check). */
+export const PASSKEY_HINT_SECONDS = PASSKEY_LIFETIME_MS / 1000
 
 export type Page = { session: VerificationSession; client: Client; lang: Language; cookie: Cookies }
 export type PageContext = ReturnType<typeof createPageContext>
@@ -83,9 +91,10 @@ export function createPageContext(deps: AppDeps) {
         sessionPath={`/s/${session.id}`}
         csrfToken={session.csrfToken}
         methods={offered}
-        passAge={passCovers(pass, client, session.ageRequired) ? pass.ageOver : undefined}
+        passAge={passCovers(pass, client, session.ageRequired) ? session.ageRequired : undefined}
         canSavePasskey={pass !== undefined && canSavePasskey({ provenAt: pass.createdAt }, deps.clock.now())}
         passkeys={acceptsMethod(client, 'passkey')}
+        passkeySaved={cookies.read(page.cookie, PASSKEY_HINT_COOKIE) === '1'}
         alert={locked ? t.tooManyAttempts(client.name) : extra.alert}
         notice={extra.notice}
         locked={locked}

@@ -13,7 +13,7 @@ import { createRegistrationOptions, registerPasskey, type ProvenCheck } from '..
 import { relyingPartyFor } from '../passkeys/relying-party.ts'
 import { deletePasskey } from '../passkeys/store.ts'
 import { AGE_PASS_COOKIE, readAgePass } from './age-pass.ts'
-import type { Page, PageContext } from './page-context.tsx'
+import { PASSKEY_HINT_COOKIE, PASSKEY_HINT_SECONDS, type Page, type PageContext } from './page-context.tsx'
 import type { Cookies } from '../web/cookies.ts'
 import type { ResponseSet } from '../web/headers.ts'
 import { MAX_FAILED_ATTEMPTS } from './sessions.ts'
@@ -137,6 +137,7 @@ export function passkeyRoutes(deps: AppDeps, { openForm, complete, cookies }: Pa
           if (!check) return refusal(page, 'no_age_pass')
           const result = await registerPasskey(deps, { sessionIdHash: page.session.idHash, rp, check, response: body.response })
           if (!result.saved) return refusal(page, result.failure)
+          cookies.write(context.cookie, PASSKEY_HINT_COOKIE, '1', PASSKEY_HINT_SECONDS)
           return { body: { outcome: 'saved', message: languages[page.lang].passkey.saved } }
         }),
       json,
@@ -169,6 +170,7 @@ export function passkeyRoutes(deps: AppDeps, { openForm, complete, cookies }: Pa
             provenAge: page.session.ageRequired,
             reverifiedWith: { personKey: result.personKey },
           })
+          cookies.write(context.cookie, PASSKEY_HINT_COOKIE, '1', PASSKEY_HINT_SECONDS)
           return { body: { outcome: 'approved', redirect: context.set.headers.location } }
         }),
       json,
@@ -183,6 +185,7 @@ export function passkeyRoutes(deps: AppDeps, { openForm, complete, cookies }: Pa
           // Deleting what is not saved is done already: the browser is still told to forget it.
           if (!result.verified && result.failure !== 'unknown_passkey') return refusal(page, result.failure)
           if (result.verified) await deletePasskey(deps.db, result.passkey.credentialId)
+          cookies.clear(context.cookie, PASSKEY_HINT_COOKIE)
           return { body: { outcome: 'deleted', message: languages[page.lang].passkey.deleted, ...unknownCredential(body.response.id) } }
         }),
       json,

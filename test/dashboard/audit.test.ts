@@ -91,6 +91,33 @@ describe('the audit list', () => {
     expect((await walk(owner, '?transaction_id=&from=&to=&method_class=&level=')).ids).toHaveLength(125)
   })
 
+  test('times read in the page’s language with UTC said, and a date filter is restated in that format (issue 24)', async () => {
+    // 2026-11-01T00:00Z, the oldest rows, as CLDR writes that instant in English and in German.
+    const english = await (await owner.request('/dashboard/audit?from=2026-11-01&to=2026-11-01&level=first_verification')).text()
+    expect(english).toContain('<time datetime="2026-11-01T00:00:00.000Z">Nov 1, 2026, 00:00:00 UTC</time>')
+    expect(english).toContain('Showing verifications of Nov 1, 2026 (UTC).')
+    const german = await (await owner.request('/dashboard/audit?from=2026-11-01&to=2026-11-01&level=first_verification&lang=de')).text()
+    expect(german).toContain('>1. Nov. 2026, 00:00:00 UTC</time>')
+    expect(german).not.toContain('2026-11-01 00:00:00')
+    // A span, or one side of it: the browser's date field shows its own format, the page says it in its language.
+    expect(await (await owner.request('/dashboard/audit?from=2026-11-02&to=2026-11-03')).text()).toContain('Showing verifications of Nov 2 – 3, 2026 (UTC).')
+    expect(await (await owner.request('/dashboard/audit?from=2026-11-02&to=2026-11-03&lang=de')).text()).toContain('Angezeigt werden Verifizierungen vom 2.–3. Nov. 2026 (UTC).')
+    expect(await (await owner.request('/dashboard/audit?from=2026-11-04')).text()).toContain('Showing verifications from Nov 4, 2026 on (UTC).')
+    expect(await (await owner.request('/dashboard/audit?to=2026-11-04')).text()).toContain('Showing verifications up to and including Nov 4, 2026 (UTC).')
+    expect(await (await owner.request('/dashboard/audit')).text()).not.toContain('Showing verifications')
+  })
+
+  test('the date fields are described by the rule they follow, and every cell is labelled by its column for the phone’s list layout', async () => {
+    const html = await (await owner.request('/dashboard/audit')).text()
+    expect(html).toContain('<input id="from" name="from" type="date" value="" aria-describedby="dates-help"/>')
+    expect(html).toContain('<p id="dates-help" class="small">Whole days in UTC; both days are included.</p>')
+    const firstRow = /<tbody><tr>([\s\S]*?)<\/tr>/.exec(html)![1]!
+    const labels = [...firstRow.matchAll(/<td[^>]*data-label="([^"]*)"/g)].map((match) => match[1])
+    const headers = [...html.matchAll(/<th scope="col">([^<]*)<\/th>/g)].map((match) => match[1])
+    expect(labels).toEqual(headers)
+    expect(labels).toHaveLength(7)
+  })
+
   test('bad query values are a 400 page, never a 500', async () => {
     for (const query of [
       '?from=2026-02-30',
@@ -123,11 +150,12 @@ describe('one verification', () => {
       row!.transactionId,
       row!.subject,
       shop.id,
-      row!.createdAt.toISOString().replace('T', ' ').slice(0, 19),
+      `<time datetime="${row!.createdAt.toISOString()}">`,
       '18 or older',
       'face',
       '8 years above the threshold',
-      '2026-11-20 10:11:12',
+      // One date format in each language, UTC said (issue 24): not the ISO string the list used to show.
+      '<time datetime="2026-11-20T10:11:12.000Z">Nov 20, 2026, 10:11:12 UTC</time>',
       'no longer validate',
       'No picture or video of a face',
       'No age estimate',
@@ -138,6 +166,7 @@ describe('one verification', () => {
     }
     const german = await (await owner.request(`/dashboard/audit/${row!.transactionId}?lang=de`)).text()
     expect(german).toContain('Was wir nicht speichern')
+    expect(german).toContain('20. Nov. 2026, 10:11:12 UTC')
   })
 
   test('an unknown id, a malformed one and another client\'s are the same 404', async () => {

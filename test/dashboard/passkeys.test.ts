@@ -300,8 +300,8 @@ describe('a stolen session plants no passkey (issue 19, found 1)', () => {
     expect((await addPasskey(browser, softwareAuthenticator(), { headers: { 'user-agent': phone, 'x-forwarded-for': '2001:db8:85a3:8d3:1319:8a2e:370:7348' } })).body.outcome).toBe('approved')
     const html = await (await browser.request('/dashboard/settings')).text()
     expect(html).toContain('<th scope="col">Added from</th>')
-    expect(html).toContain('<td>Firefox, Linux · 203.0.113.0/24</td>')
-    expect(html).toContain('<td>Safari, iOS · 2001:db8:85a3::/48</td>')
+    expect(html).toContain('<td data-label="Added from">Firefox, Linux · 203.0.113.0/24</td>')
+    expect(html).toContain('<td data-label="Added from">Safari, iOS · 2001:db8:85a3::/48</td>')
     const user = (await findUserByEmail(ctx.deps.db, 'listed@shop.example'))!
     const rows = JSON.stringify(await listDashboardPasskeys(ctx.deps.db, user.id))
     for (const kept of ['203.0.113.77', '8a2e', 'rv:133.0', 'Gecko', 'iPhone OS 18_1']) expect(rows).not.toContain(kept)

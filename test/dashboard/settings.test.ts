@@ -53,6 +53,20 @@ const decode = (html: string) =>
   )
 const snippetOf = (html: string, name: string) => decode(new RegExp(`<code data-snippet="${name}">([\\s\\S]*?)</code>`).exec(html)?.[1] ?? '')
 const alertOf = (html: string) => /<div role="alert" class="alert"[^>]*><p>([^<]*)<\/p>/.exec(html)?.[1]
+const FLASH = 'ofage_secret_flash'
+const shownSecret = (html: string) => /<code class="mono secret" id="new-secret">([^<]+)<\/code>/.exec(html)?.[1]
+/**
+ * Rotates with the form, as a browser does: the post answers 303 to the settings page (post/redirect/get),
+ * which shows the new secret; the sealed cookie that carried it across, as the post set it.
+ */
+async function rotate(browser: DashboardBrowser, overlap: string) {
+  const response = await post(browser, 'rotate-secret', { overlap, password: PASSWORD })
+  expect(response.status).toBe(303)
+  expect(response.headers.get('location')).toBe('/dashboard/settings')
+  const sealed = browser.jar.get(FLASH)!
+  const html = await settings(browser)
+  return { response, sealed, html, secret: shownSecret(html)! }
+}
 /** Whether the hosted page opens for this client and redirect URI (the exact-match rule at work). */
 async function pageOpens(clientId: string, redirectUri: string): Promise<boolean> {
   const { response } = await testBrowser(ctx).open({ client_id: clientId, redirect_uri: redirectUri, state: 'st' })
@@ -266,18 +280,27 @@ describe('rotating the secret', () => {
     expect(await secretWorks(shop.id, shop.secret)).toBe(true)
   })
 
-  test('without an overlap: the new secret is shown once and works, the old one stops at once', async () => {
-    const response = await post(owner, 'rotate-secret', { overlap: '0', password: PASSWORD })
-    expect(response.status).toBe(200)
-    expect(response.headers.get('cache-control')).toBe('no-store')
-    const html = await response.text()
-    const secret = /<code class="mono secret" id="new-secret">([^<]+)<\/code>/.exec(html)![1]!
+  test('without an overlap: the post redirects, the page it leads to shows the new secret once (in the snippet too), the old one stops at once', async () => {
+    const { response, sealed, html, secret } = await rotate(owner, '0')
+    // Carried across the redirect sealed, HttpOnly, for the settings page alone, for two minutes; never stored.
+    const flashCookie = response.headers.getSetCookie().find((line) => line.startsWith(`${FLASH}=`))!
+    expect(flashCookie).toContain('HttpOnly')
+    expect(flashCookie).toContain('SameSite=Strict')
+    expect(flashCookie).toContain('Path=/dashboard/settings')
+    expect(flashCookie).toContain('Max-Age=120')
+    expect(sealed).not.toContain(secret)
     expect(html).toContain('it is shown only this once')
     expect(html).toContain('The previous secret no longer works.')
+    // The snippet to copy carries it on this one view, in its open section, instead of a placeholder.
+    expect(snippetOf(html, 'environment')).toContain(`OFAGE_CLIENT_SECRET=${secret}\n`)
+    expect(html).toMatch(/<details class="section" open><summary><h2 id="integration-heading">/)
     expect(await secretWorks(shop.id, secret)).toBe(true)
     expect(await secretWorks(shop.id, shop.secret)).toBe(false)
-    // Never shown again, never logged.
-    expect(await settings(owner)).not.toContain(secret)
+    // Read once: the view cleared the cookie; a reload shows the placeholder. Never logged.
+    expect(owner.jar.has(FLASH)).toBe(false)
+    const reloaded = await settings(owner)
+    expect(reloaded).not.toContain(secret)
+    expect(snippetOf(reloaded, 'environment')).toContain('OFAGE_CLIENT_SECRET=your-client-secret')
     expect(logged.join('\n')).not.toContain(secret)
     expect(logged.some((line) => line.includes('"change":"secret_rotated"') && line.includes(shop.id))).toBe(true)
     shop.secret = secret
@@ -285,13 +308,11 @@ describe('rotating the secret', () => {
   })
 
   test('with an overlap: both secrets work until it ends, both shown as such; then only the new one', async () => {
-    const response = await post(owner, 'rotate-secret', { overlap: '86400', password: PASSWORD })
-    expect(response.status).toBe(200)
-    const html = await response.text()
-    const secret = /<code class="mono secret" id="new-secret">([^<]+)<\/code>/.exec(html)![1]!
+    const { html, secret } = await rotate(owner, '86400')
     const until = new Date(ctx.clock.now().getTime() + 86_400_000)
-    const shown = until.toISOString().replace('T', ' ').replace(/\.\d{3}Z$/, '')
-    expect(html).toContain(`The previous secret also works until ${shown} (UTC). Both are accepted until then.`)
+    // The test context's clock stands at 2026-11-22T12:00Z (test/helpers.ts); a day on, as CLDR writes it in English.
+    expect(until.toISOString()).toBe('2026-11-23T12:00:00.000Z')
+    expect(html).toContain('The previous secret also works until Nov 23, 2026, 12:00:00 UTC. Both are accepted until then.')
     expect(await secretWorks(shop.id, secret)).toBe(true)
     expect(await secretWorks(shop.id, shop.secret)).toBe(true)
     // The page says so while the overlap lasts.
@@ -322,6 +343,40 @@ describe('rotating the secret', () => {
     expect(select).toContain('<option value="0">No time: it stops working now (a leaked secret)</option>')
   })
 
+  test('the sealed secret opens once, for the session that rotated, within two minutes, and only while it is the client’s secret', async () => {
+    const other = await signedIn(ctx, 'owner@shop.example')
+    // Another session of the same user, handed the cookie: nothing shown, and the cookie is cleared.
+    const first = await post(owner, 'rotate-secret', { overlap: '0', password: PASSWORD })
+    expect(first.status).toBe(303)
+    const sealed = owner.jar.get(FLASH)!
+    other.jar.set(FLASH, sealed)
+    const elsewhere = await settings(other)
+    expect(shownSecret(elsewhere)).toBeUndefined()
+    expect(other.jar.has(FLASH)).toBe(false)
+    // Its own session, once more than two minutes have passed: nothing.
+    ctx.clock.advance(121_000)
+    expect(shownSecret(await settings(owner))).toBeUndefined()
+    // Rotated again before the page was read: the first secret no longer works, so it is not shown.
+    const second = await post(owner, 'rotate-secret', { overlap: '0', password: PASSWORD })
+    const stale = owner.jar.get(FLASH)!
+    await post(owner, 'rotate-secret', { overlap: '0', password: PASSWORD })
+    const current = owner.jar.get(FLASH)!
+    owner.jar.set(FLASH, stale)
+    expect(second.status).toBe(303)
+    expect(shownSecret(await settings(owner))).toBeUndefined()
+    // Tampered or made up: the page, without a secret, never a 500.
+    for (const value of [`${current.slice(0, -3)}AAA`, 'not-a-jwe', `${current}.extra`]) {
+      owner.jar.set(FLASH, value)
+      expect(shownSecret(await settings(owner))).toBeUndefined()
+    }
+    // The one that is current still opens, for its session: the secret the token endpoint now takes.
+    owner.jar.set(FLASH, current)
+    const secret = shownSecret(await settings(owner))!
+    expect(await secretWorks(shop.id, secret)).toBe(true)
+    shop.secret = secret
+    shop.authorization = basic(shop.id, secret)
+  })
+
   test('strangers’ failed sign-ins for the owner’s email, from many addresses and from the owner’s own, do not block rotation in a signed-in session (issue 19, found 2)', async () => {
     for (let i = 0; i < 2 * SIGN_IN_LIMIT; i++) {
       for (const variant of [' OWNER@SHOP.EXAMPLE', 'Owner@Shop.Example ']) await postSignIn(testBrowser(ctx), variant, `wrong guess ${i}`, { 'x-forwarded-for': `192.0.2.${i + 1}` })
@@ -330,9 +385,7 @@ describe('rotating the secret', () => {
     const statuses: number[] = []
     for (let i = 0; i <= SIGN_IN_LIMIT; i++) statuses.push((await postSignIn(testBrowser(ctx), 'OWNER@shop.example', `a neighbour's guess ${i}`)).status)
     expect(statuses.at(-1)).toBe(429)
-    const response = await post(owner, 'rotate-secret', { overlap: '3600', password: PASSWORD })
-    expect(response.status).toBe(200)
-    const secret = /<code class="mono secret" id="new-secret">([^<]+)<\/code>/.exec(await response.text())![1]!
+    const { secret } = await rotate(owner, '3600')
     expect(await secretWorks(shop.id, secret)).toBe(true)
     shop.secret = secret
     shop.authorization = basic(shop.id, secret)

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { UsageCounts } from '../../src/usage/report.ts'
+import { UsageChart } from '../../src/dashboard/usage-chart.tsx'
+import { updateClient } from '../../src/oauth/clients.ts'
 import { createTestContext, type TestContext } from '../helpers.ts'
 import { createUser, signedIn, type DashboardBrowser } from './dashboard.ts'
 
@@ -57,7 +59,7 @@ function pageCounts(html: string): UsageCounts {
 /** The per-day table: day → its four counts. */
 function pageTable(html: string): Map<string, number[]> {
   const rows = [...html.matchAll(/<tr data-day="(\d{4}-\d{2}-\d{2})">([\s\S]*?)<\/tr>/g)]
-  return new Map(rows.map((row) => [row[1]!, [...row[2]!.matchAll(/<td>(\d+)<\/td>/g)].map((cell) => Number(cell[1]))]))
+  return new Map(rows.map((row) => [row[1]!, [...row[2]!.matchAll(/<td class="number" data-label="[^"]+">(\d+)<\/td>/g)].map((cell) => Number(cell[1]))]))
 }
 
 /** The chart's bars: day → total. */
@@ -112,7 +114,7 @@ describe('the usage page', () => {
     // Accessible and within the CSP: an image with a title and description, no script, no style attribute.
     expect(html).toMatch(/<svg[^>]*role="img"[^>]*aria-labelledby="usage-chart-title usage-chart-desc"/)
     expect(html).toContain('<title id="usage-chart-title">Verifications per day</title>')
-    expect(html).toContain('<details><summary>Show the numbers per day as a table</summary>')
+    expect(html).toContain('<details class="table-toggle"><summary>Show the numbers per day as a table</summary>')
     expect(html).not.toMatch(/\sstyle=/)
     expect(html).not.toContain('<script')
   })
@@ -151,6 +153,63 @@ describe('the usage page', () => {
     }
   })
 
+  test('a y-axis from 0 past the busiest day, with its grid lines; one slot per day of the month (issue 24)', async () => {
+    const html = await usagePage(owner)
+    // The busiest day has 3: ticks 0, 1, 2, 3, each a labelled line across the plot.
+    expect([...html.matchAll(/<g class="y-tick" data-tick="(\d+)">/g)].map((tick) => tick[1])).toEqual(['0', '1', '2', '3'])
+    expect([...html.matchAll(/text-anchor="end">([^<]+)<\/text>/g)].map((label) => label[1])).toEqual(['0', '1', '2', '3'])
+    // The x-axis names days 1, 5, … 30 of November, though only six have bars so far.
+    expect([...html.matchAll(/text-anchor="middle">(\d+)<\/text>/g)].map((label) => label[1])).toEqual(['1', '5', '10', '15', '20', '25', '30'])
+    // The top tick is the busiest bar's height: the bar of 3 reaches the line of 3.
+    const topLine = /data-tick="3"><line class="grid" x1="[\d.]+" y1="([\d.]+)"/.exec(html)![1]
+    expect(/<rect class="bar" x="[\d.]+" y="([\d.]+)"[^>]*data-day="2026-11-03"/.exec(html)![1]).toBe(topLine)
+    expect(html).not.toContain('data-empty-chart')
+  })
+
+  test('a month without verifications says so instead of drawing an empty chart', async () => {
+    ctx.clock.set('2027-01-02T08:00:00.000Z')
+    try {
+      const html = await usagePage(await signedIn(ctx, 'owner@shop.example'))
+      expect(html).toContain('<p class="empty-state" data-empty-chart>No verifications yet this month.')
+      expect(html).not.toContain('<svg')
+      expect(html).toContain('0 verifications used; your plan has no monthly limit.')
+      // The numbers per day are still there, as a table of zeros.
+      expect(pageTable(html).get('2027-01-02')).toEqual([0, 0, 0, 0])
+    } finally {
+      ctx.clock.set('2026-11-06T12:00:00.000Z')
+    }
+  })
+
+  test('numbers are written as the page’s language writes them: 10,000 in English, 10.000 in German (issue 24)', async () => {
+    await updateClient(ctx.deps.db, capped.id, { verificationLimit: 10_000 })
+    try {
+      const english = await usagePage(cappedUser)
+      expect(english).toContain('3 of 10,000 verifications used')
+      expect(english).toContain('0% of the monthly limit')
+      const german = await usagePage(cappedUser, { 'accept-language': 'de' })
+      expect(german).toContain('3 von 10.000 Verifizierungen verbraucht')
+      expect(await usagePage(cappedUser, { 'accept-language': 'fr' })).toContain('3 sur 10\u202f000')
+    } finally {
+      await updateClient(ctx.deps.db, capped.id, { verificationLimit: 3 })
+    }
+    // The chart's axis and bars too, for a busy day of 12,345 (drawn alone: no test seeds that many).
+    const busy = { day: '2026-11-03', usage: { total_verifications: 12_345, age_only_count: 12_345, biometric_count: 0, reverification_count: 0 } }
+    const chart = await UsageChart({ view: { lang: 'de', explicit: false }, month: 'November 2026', days: [busy], daysInMonth: 30 })
+    expect([...chart.matchAll(/text-anchor="end">([^<]+)<\/text>/g)].map((label) => label[1])).toEqual(['0', '5.000', '10.000', '15.000'])
+    expect(chart).toContain('<title>3. Nov. 2026: 12.345</title>')
+    expect(chart).toContain('höchstens 12.345 an einem Tag')
+  })
+
+  test('one verification is one, not "1 verifications" (issue 24)', async () => {
+    ctx.clock.set('2026-12-02T09:00:00.000Z')
+    try {
+      await ctx.issueCode({ clientId: rival.id })
+      expect(await usagePage(await signedIn(ctx, 'owner@rival.example'))).toContain('1 verification used; your plan has no monthly limit.')
+    } finally {
+      ctx.clock.set('2026-11-06T12:00:00.000Z')
+    }
+  })
+
   test('in German by Accept-Language, and the navigation links to it', async () => {
     const html = await usagePage(owner, { 'accept-language': 'de-DE,de;q=0.9' })
     expect(html).toContain('<html lang="de">')
@@ -158,7 +217,7 @@ describe('the usage page', () => {
     expect(html).toContain('Dieser Monat')
     expect(html).toContain('November 2026')
     expect(html).toContain('kein Monatslimit')
-    expect(html).toContain('<a href="/dashboard/usage">Nutzung</a>')
+    expect(html).toContain('<a href="/dashboard/usage" aria-current="page">Nutzung</a>')
     const capped = await usagePage(cappedUser, { 'accept-language': 'de' })
     expect(capped).toContain('3 von 3 Verifizierungen verbraucht')
     expect(capped).toContain('Das Limit ist erreicht')

@@ -165,7 +165,6 @@ catalogChecks('dashboard', dashboardLanguages, dashboardLanguageCodes, {
   email: ['it'],
   password: ['it'],
   no: ['es', 'it'],
-  chartMax: ['it'],
   'counts.total': ['es', 'fr'],
   modeLabel: ['fr'],
 })

@@ -1,8 +1,16 @@
 import type { DashboardMessages } from '../dashboard-messages.ts'
+import { formatNumber } from '../format.ts'
 import { plural } from '../plural.ts'
 
 export const es: DashboardMessages = {
   dashboard: 'Panel',
+  layout: {
+    datesHelp: 'Días completos en UTC; los dos días están incluidos.',
+    showingFrom: (day) => `Se muestran las verificaciones desde el ${day} (UTC).`,
+    showingUntil: (day) => `Se muestran las verificaciones hasta el ${day} incluido (UTC).`,
+    showingDays: (days) => `Se muestran las verificaciones del ${days} (UTC).`,
+    chartEmpty: 'Todavía no hay verificaciones este mes. La barra de cada día aparecerá aquí en cuanto tus visitantes se verifiquen.',
+  },
   mainNav: 'Panel',
   auditLog: 'Registro de auditoría',
   usage: 'Uso',
@@ -38,8 +46,8 @@ export const es: DashboardMessages = {
   auditIntro: 'Cada verificación aprobada deja aquí una fila. Busca el transaction_id que recibió tu sitio o filtra la lista por fecha y tipo.',
   filters: 'Buscar y filtrar',
   transactionId: 'ID de transacción',
-  from: 'Desde (fecha UTC)',
-  to: 'Hasta (fecha UTC, incluida)',
+  from: 'Desde',
+  to: 'Hasta',
   methodClass: 'Clase de método',
   level: 'Nivel',
   any: 'Cualquiera',
@@ -90,16 +98,15 @@ export const es: DashboardMessages = {
   usageCounts: 'Este mes',
   counts: { total: 'Total', ageOnly: 'Solo edad (age_only)', biometric: 'Biométrico (biometric)', reverification: 'Reverificaciones' },
   plan: 'Límite del plan',
-  usedOfLimit: (used, limit) => `Verificaciones usadas: ${used} de ${limit}`,
+  usedOfLimit: (used, limit) => `Verificaciones usadas: ${formatNumber('es', used)} de ${formatNumber('es', limit)}`,
   percentOfLimit: (percent) => `${percent} del límite mensual`,
   unlimited: (used) =>
-    `${plural('es', used, { one: `${used} verificación usada`, many: `${used} de verificaciones usadas`, other: `${used} verificaciones usadas` })}; tu plan no tiene límite mensual.`,
+    `${plural('es', used, { one: `${formatNumber('es', used)} verificación usada`, many: `${formatNumber('es', used)} de verificaciones usadas`, other: `${formatNumber('es', used)} verificaciones usadas` })}; tu plan no tiene límite mensual.`,
   limitReached: 'Has llegado al límite: las nuevas verificaciones se rechazan (payment_required) hasta que empiece el mes que viene (UTC) o se amplíe tu plan.',
   perDay: 'Verificaciones por día',
   chartLabel: (month, days, max) =>
     `Gráfico de barras: verificaciones por día en ${month}, ${plural('es', days, { one: `${days} día`, many: `${days} de días`, other: `${days} días` })} hasta ahora, como mucho ${max} en un día. La tabla de abajo tiene los mismos números.`,
   chartBar: (day, total) => `${day}: ${total}`,
-  chartMax: (max) => `máx. ${max}`,
   showTable: 'Mostrar los números por día en una tabla',
   dayTableCaption: 'Verificaciones por día (UTC)',
   day: 'Día (UTC)',
@@ -147,7 +154,7 @@ export const es: DashboardMessages = {
   saveMethods: 'Guardar formas',
   secretHeading: 'Secreto de cliente',
   secretIntro: 'El servicio solo guarda un hash de tu secreto, así que no puede volver a mostrártelo. Si lo pierdes o puede haberse filtrado, rótalo: recibirás uno nuevo, que se muestra una sola vez.',
-  overlapActive: (until) => `El secreto anterior también funciona hasta el ${until} (UTC).`,
+  overlapActive: (until) => `El secreto anterior también funciona hasta el ${until}.`,
   overlapLabel: 'Mantener el secreto actual activo durante',
   overlapOptions: { '0': 'Nada: deja de funcionar ya (un secreto filtrado)', '3600': '1 hora', '86400': '1 día', '604800': '7 días', '2592000': '30 días' },
   overlapHelp: 'Lo justo para desplegar el nuevo secreto sin cortes. Volver a rotarlo termina cualquier solapamiento anterior.',
@@ -155,7 +162,7 @@ export const es: DashboardMessages = {
   rotateSecret: 'Rotar secreto',
   newSecretHeading: 'Tu nuevo secreto de cliente',
   newSecretShownOnce: 'Cópialo ahora: solo se muestra esta vez. Ponlo en OFAGE_CLIENT_SECRET.',
-  previousSecretUntil: (until) => `El secreto anterior también funciona hasta el ${until} (UTC). Hasta entonces se aceptan los dos.`,
+  previousSecretUntil: (until) => `El secreto anterior también funciona hasta el ${until}. Hasta entonces se aceptan los dos.`,
   previousSecretEnded: 'El secreto anterior ya no funciona.',
   integrationHeading: 'Integración',
   integrationIntro: 'Listo para copiar: el entorno de tu backend y las dos funciones de una verificación de edad con nuestra biblioteca de cliente (paquete npm ofage, ofage/client).',

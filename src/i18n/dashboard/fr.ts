@@ -1,8 +1,16 @@
 import type { DashboardMessages } from '../dashboard-messages.ts'
+import { formatNumber } from '../format.ts'
 import { plural } from '../plural.ts'
 
 export const fr: DashboardMessages = {
   dashboard: 'Tableau de bord',
+  layout: {
+    datesHelp: 'Des jours entiers en UTC ; les deux jours sont inclus.',
+    showingFrom: (day) => `Vérifications affichées : à partir du ${day} (UTC).`,
+    showingUntil: (day) => `Vérifications affichées : jusqu’au ${day} inclus (UTC).`,
+    showingDays: (days) => `Vérifications affichées : ${days} (UTC).`,
+    chartEmpty: 'Aucune vérification ce mois-ci pour l’instant. La barre de chaque jour apparaîtra ici dès que vos visiteurs se vérifieront.',
+  },
   mainNav: 'Tableau de bord',
   auditLog: 'Journal d’audit',
   usage: 'Utilisation',
@@ -38,8 +46,8 @@ export const fr: DashboardMessages = {
   auditIntro: 'Chaque vérification approuvée laisse ici une ligne. Recherchez le transaction_id reçu par votre site, ou filtrez la liste par date et par type.',
   filters: 'Rechercher et filtrer',
   transactionId: 'ID de transaction',
-  from: 'Du (date UTC)',
-  to: 'Au (date UTC, incluse)',
+  from: 'Du',
+  to: 'Au',
   methodClass: 'Classe de méthode',
   level: 'Niveau',
   any: 'Toutes',
@@ -90,16 +98,15 @@ export const fr: DashboardMessages = {
   usageCounts: 'Ce mois-ci',
   counts: { total: 'Total', ageOnly: 'Âge seulement (age_only)', biometric: 'Biométrique (biometric)', reverification: 'Nouvelles vérifications' },
   plan: 'Limite de l’abonnement',
-  usedOfLimit: (used, limit) => `Vérifications utilisées : ${used} sur ${limit}`,
+  usedOfLimit: (used, limit) => `Vérifications utilisées : ${formatNumber('fr', used)} sur ${formatNumber('fr', limit)}`,
   percentOfLimit: (percent) => `${percent} de la limite mensuelle`,
   unlimited: (used) =>
-    `${plural('fr', used, { one: `${used} vérification utilisée`, many: `${used} de vérifications utilisées`, other: `${used} vérifications utilisées` })} ; votre abonnement n’a pas de limite mensuelle.`,
+    `${plural('fr', used, { one: `${formatNumber('fr', used)} vérification utilisée`, many: `${formatNumber('fr', used)} de vérifications utilisées`, other: `${formatNumber('fr', used)} vérifications utilisées` })} ; votre abonnement n’a pas de limite mensuelle.`,
   limitReached: 'La limite est atteinte : les nouvelles vérifications sont refusées (payment_required) jusqu’au début du mois prochain (UTC) ou jusqu’à ce que votre abonnement soit relevé.',
   perDay: 'Vérifications par jour',
   chartLabel: (month, days, max) =>
     `Graphique en barres : vérifications par jour en ${month}, ${days} ${plural('fr', days, { one: 'jour', many: 'de jours', other: 'jours' })} jusqu’ici, au plus ${max} en un jour. Le tableau ci-dessous donne les mêmes chiffres.`,
   chartBar: (day, total) => `${day}: ${total}`,
-  chartMax: (max) => `max. ${max}`,
   showTable: 'Afficher les chiffres par jour sous forme de tableau',
   dayTableCaption: 'Vérifications par jour (UTC)',
   day: 'Jour (UTC)',
@@ -147,7 +154,7 @@ export const fr: DashboardMessages = {
   saveMethods: 'Enregistrer les moyens',
   secretHeading: 'Secret client',
   secretIntro: 'Le service ne garde qu’une empreinte de votre secret : il ne peut donc pas vous le remontrer. S’il est perdu ou a pu fuiter, renouvelez-le : vous en recevez un nouveau, affiché une seule fois.',
-  overlapActive: (until) => `L’ancien secret fonctionne aussi jusqu’au ${until} (UTC).`,
+  overlapActive: (until) => `L’ancien secret fonctionne aussi jusqu’au ${until}.`,
   overlapLabel: 'Garder le secret actuel valable pendant',
   overlapOptions: { '0': 'Aucune durée : il cesse de fonctionner maintenant (secret divulgué)', '3600': '1 heure', '86400': '1 jour', '604800': '7 jours', '2592000': '30 jours' },
   overlapHelp: 'Assez longtemps pour déployer le nouveau secret sans interruption. Un nouveau renouvellement met fin à toute période de transition antérieure.',
@@ -155,7 +162,7 @@ export const fr: DashboardMessages = {
   rotateSecret: 'Renouveler le secret',
   newSecretHeading: 'Votre nouveau secret client',
   newSecretShownOnce: 'Copiez-le maintenant : il ne s’affiche que cette fois. Mettez-le dans OFAGE_CLIENT_SECRET.',
-  previousSecretUntil: (until) => `L’ancien secret fonctionne aussi jusqu’au ${until} (UTC). Les deux sont acceptés jusque-là.`,
+  previousSecretUntil: (until) => `L’ancien secret fonctionne aussi jusqu’au ${until}. Les deux sont acceptés jusque-là.`,
   previousSecretEnded: 'L’ancien secret ne fonctionne plus.',
   integrationHeading: 'Intégration',
   integrationIntro: 'Prêt à copier : l’environnement de votre backend et les deux fonctions d’une vérification d’âge avec notre bibliothèque cliente (paquet npm ofage, ofage/client).',

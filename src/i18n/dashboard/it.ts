@@ -1,8 +1,16 @@
 import type { DashboardMessages } from '../dashboard-messages.ts'
+import { formatNumber } from '../format.ts'
 import { plural } from '../plural.ts'
 
 export const it: DashboardMessages = {
   dashboard: 'Pannello',
+  layout: {
+    datesHelp: 'Giorni interi in UTC; entrambi i giorni sono inclusi.',
+    showingFrom: (day) => `Sono mostrate le verifiche dal ${day} (UTC).`,
+    showingUntil: (day) => `Sono mostrate le verifiche fino al ${day} incluso (UTC).`,
+    showingDays: (days) => `Sono mostrate le verifiche del periodo ${days} (UTC).`,
+    chartEmpty: 'Ancora nessuna verifica questo mese. La barra di ogni giorno comparirà qui appena i tuoi visitatori si verificheranno.',
+  },
   mainNav: 'Pannello',
   auditLog: 'Registro di audit',
   usage: 'Utilizzo',
@@ -38,8 +46,8 @@ export const it: DashboardMessages = {
   auditIntro: 'Ogni verifica approvata lascia qui una riga. Cerca il transaction_id ricevuto dal tuo sito, oppure filtra l’elenco per data e tipo.',
   filters: 'Cerca e filtra',
   transactionId: 'ID transazione',
-  from: 'Dal (data UTC)',
-  to: 'Al (data UTC, inclusa)',
+  from: 'Dal',
+  to: 'Al',
   methodClass: 'Classe di metodo',
   level: 'Livello',
   any: 'Tutte',
@@ -90,16 +98,15 @@ export const it: DashboardMessages = {
   usageCounts: 'Questo mese',
   counts: { total: 'Totale', ageOnly: 'Solo età (age_only)', biometric: 'Biometrica (biometric)', reverification: 'Nuove verifiche' },
   plan: 'Limite del piano',
-  usedOfLimit: (used, limit) => `Verifiche usate: ${used} su ${limit}`,
+  usedOfLimit: (used, limit) => `Verifiche usate: ${formatNumber('it', used)} su ${formatNumber('it', limit)}`,
   percentOfLimit: (percent) => `${percent} del limite mensile`,
   unlimited: (used) =>
-    `${plural('it', used, { one: `${used} verifica usata`, many: `${used} di verifiche usate`, other: `${used} verifiche usate` })}; il tuo piano non ha un limite mensile.`,
+    `${plural('it', used, { one: `${formatNumber('it', used)} verifica usata`, many: `${formatNumber('it', used)} di verifiche usate`, other: `${formatNumber('it', used)} verifiche usate` })}; il tuo piano non ha un limite mensile.`,
   limitReached: 'Hai raggiunto il limite: le nuove verifiche vengono rifiutate (payment_required) finché non inizia il mese successivo (UTC) o finché il tuo piano non viene aumentato.',
   perDay: 'Verifiche al giorno',
   chartLabel: (month, days, max) =>
     `Grafico a barre: verifiche al giorno a ${month}, ${plural('it', days, { one: `${days} giorno`, many: `${days} di giorni`, other: `${days} giorni` })} finora, al massimo ${max} in un giorno. La tabella qui sotto riporta gli stessi numeri.`,
   chartBar: (day, total) => `${day}: ${total}`,
-  chartMax: (max) => `max ${max}`,
   showTable: 'Mostra i numeri giornalieri in una tabella',
   dayTableCaption: 'Verifiche al giorno (UTC)',
   day: 'Giorno (UTC)',
@@ -147,7 +154,7 @@ export const it: DashboardMessages = {
   saveMethods: 'Salva i modi',
   secretHeading: 'Secret del client',
   secretIntro: 'Il servizio conserva solo un hash del tuo secret, quindi non può mostrartelo di nuovo. Se l’hai perso o potrebbe essere trapelato, rinnovalo: ne riceverai uno nuovo, mostrato una sola volta.',
-  overlapActive: (until) => `Anche il secret precedente funziona fino al ${until} (UTC).`,
+  overlapActive: (until) => `Anche il secret precedente funziona fino al ${until}.`,
   overlapLabel: 'Mantieni valido il secret attuale per',
   overlapOptions: { '0': 'Per niente: smette di funzionare subito (un secret trapelato)', '3600': '1 ora', '86400': '1 giorno', '604800': '7 giorni', '2592000': '30 giorni' },
   overlapHelp: 'Il tempo necessario per distribuire il nuovo secret senza interruzioni. Un nuovo rinnovo chiude qualsiasi periodo di transizione precedente.',
@@ -155,7 +162,7 @@ export const it: DashboardMessages = {
   rotateSecret: 'Rinnova il secret',
   newSecretHeading: 'Il tuo nuovo secret del client',
   newSecretShownOnce: 'Copialo ora: viene mostrato solo questa volta. Inseriscilo in OFAGE_CLIENT_SECRET.',
-  previousSecretUntil: (until) => `Anche il secret precedente funziona fino al ${until} (UTC). Fino ad allora vengono accettati entrambi.`,
+  previousSecretUntil: (until) => `Anche il secret precedente funziona fino al ${until}. Fino ad allora vengono accettati entrambi.`,
   previousSecretEnded: 'Il secret precedente non funziona più.',
   integrationHeading: 'Integrazione',
   integrationIntro: 'Pronto da copiare: l’ambiente del tuo backend e le due funzioni di una verifica dell’età con la nostra libreria client (pacchetto npm ofage, ofage/client).',
