@@ -84,9 +84,15 @@ async function secretWorks(secret: string): Promise<boolean> {
   return response.status === 400
 }
 
-/** No part of the page is wider than the screen (the table scrolls inside its own box). */
+/** Nothing on the page is wider than the screen: it never scrolls sideways (issue 24). */
 async function fitsTheScreen(page: Page): Promise<boolean> {
-  return page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)
+  return page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth)
+}
+
+/** Opens a section of the settings page by its heading, as a user taps it. */
+async function openSection(page: Page, heading: string): Promise<void> {
+  const section = page.locator('details.section', { has: page.getByRole('heading', { name: heading, exact: true }) })
+  if (!(await section.evaluate((details: HTMLDetailsElement) => details.open))) await section.locator('summary').click()
 }
 
 describe.skipIf(!hasChromium)('the client dashboard in headless Chromium', () => {
@@ -171,6 +177,7 @@ describe.skipIf(!hasChromium)('the client dashboard in headless Chromium', () =>
     expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Settings')
     expect(await page.locator('[data-snippet="environment"]').textContent()).toContain(`OFAGE_CLIENT_ID=${shop.id}`)
     expect(await axeViolations(page)).toEqual([])
+    await openSection(page, 'Redirect URIs')
     await page.getByLabel('New redirect URI').fill('https://shop.example/other-callback')
     await page.getByRole('button', { name: 'Add redirect URI' }).click()
     await page.waitForURL('**/dashboard/settings?notice=redirect_uri_added')
@@ -178,17 +185,24 @@ describe.skipIf(!hasChromium)('the client dashboard in headless Chromium', () =>
     expect(await page.getByRole('button', { name: 'Remove https://shop.example/other-callback' }).count()).toBe(1)
     expect(await axeViolations(page)).toEqual([])
     // A day is what the form offers unless told otherwise (issue 19: "none" by default was an outage).
+    await openSection(page, 'Client secret')
     expect(await page.getByLabel('Keep the current secret working for').inputValue()).toBe('86400')
     await page.getByLabel('Your password', { exact: true }).fill(PASSWORD)
     await page.getByRole('button', { name: 'Rotate secret' }).click()
     await page.getByRole('heading', { name: 'Your new client secret' }).waitFor()
+    // Post/redirect/get: the secret is on the settings page's own address, which a reload does not post again.
+    expect(page.url()).toBe(`${running.baseUrl}/dashboard/settings`)
     const secret = (await page.locator('#new-secret').textContent())!
     expect(await page.textContent('.secret-box')).toContain('Both are accepted until then.')
+    expect(await page.locator('[data-snippet="environment"]').textContent()).toContain(`OFAGE_CLIENT_SECRET=${secret}`)
+    expect(await page.locator('[data-snippet="environment"]').isVisible()).toBe(true)
     expect(await axeViolations(page)).toEqual([])
     expect(await secretWorks(secret)).toBe(true)
     expect(await secretWorks(shop.secret)).toBe(true)
-    await page.goto(`${running.baseUrl}/dashboard/settings`)
+    // A reload shows the page without the secret, and rotates nothing: the new secret still works.
+    await page.reload()
     expect(await page.content()).not.toContain(secret)
+    expect(await secretWorks(secret)).toBe(true)
     expect(await page.textContent('[data-overlap-until]')).toContain('The previous secret also works until')
     await page.setViewportSize({ width: 375, height: 740 })
     expect(await fitsTheScreen(page)).toBe(true)
@@ -223,6 +237,7 @@ describe.skipIf(!hasChromium)('the client dashboard in headless Chromium', () =>
     const { page, cdp, authenticatorId } = await pageWithAuthenticator(context, CALLBACK)
     await setPasswordAndSignIn(page, await createUserWithCli(shop.id, 'keys@shop.example'), 'keys@shop.example')
     await page.getByRole('link', { name: 'Settings' }).click()
+    await openSection(page, 'Your passkeys')
     // Without the password the browser asks for it; with a wrong one the server refuses; nothing is added.
     await page.getByRole('button', { name: 'Add a passkey' }).click()
     expect(await page.getByLabel('Your password, to add a passkey').evaluate((input: HTMLInputElement) => input.validity.valueMissing)).toBe(true)
@@ -290,4 +305,95 @@ describe.skipIf(!hasChromium)('the client dashboard in headless Chromium', () =>
     }
     await context.close()
   }, 90_000)
+
+  test('on a 360×740 phone nothing scrolls sideways and axe finds nothing: every dashboard page, the hosted page and its pass panel, the demo (issue 24)', async () => {
+    const context = await browser.newContext({ viewport: { width: 360, height: 740 } })
+    const page = await context.newPage()
+    const check = async (name: string) => {
+      expect({ name, fits: await fitsTheScreen(page) }).toEqual({ name, fits: true })
+      expect({ name, axe: await axeViolations(page) }).toEqual({ name, axe: [] })
+    }
+    const height = () => page.evaluate(() => document.documentElement.scrollHeight)
+
+    // The hosted page, then its "Verified recently" panel: the age the site asks for, not the test age typed in.
+    await page.route(`${CALLBACK}**`, (route) => route.fulfill({ contentType: 'text/html', body: '<!doctype html><title>Shop</title><h1>Back at the shop</h1>' }))
+    const hosted = `${running.baseUrl}/?${new URLSearchParams({ client_id: shop.id, redirect_uri: CALLBACK, state: 'phone', age_required: '18' })}`
+    await page.goto(hosted)
+    await check('the hosted page')
+    await page.getByLabel('Test age').fill('25')
+    await page.getByRole('button', { name: 'Complete test verification' }).click()
+    await page.waitForURL(`${CALLBACK}**`)
+    await page.goto(hosted)
+    expect(await page.locator('section.pass').textContent()).toContain('verified recently as 18 or older')
+    await check('the hosted page with its pass panel')
+
+    // The demo's callback: every claim on one line but the 64-digit sub, which breaks only where it must.
+    await page.goto(`${running.baseUrl}/demo/start?age=18`)
+    await page.getByLabel('Test age').fill('30')
+    await page.getByRole('button', { name: 'Complete test verification' }).click()
+    await page.waitForURL(`${running.baseUrl}/demo/callback**`)
+    await check('the demo callback')
+    const claimLines = await page.evaluate(() =>
+      Object.fromEntries(
+        [...document.querySelectorAll('dl.claims dd')].map((dd) => {
+          const range = document.createRange()
+          range.selectNodeContents(dd)
+          return [dd.previousElementSibling!.textContent!, new Set([...range.getClientRects()].map((rect) => Math.round(rect.bottom))).size]
+        }),
+      ),
+    )
+    expect(claimLines).toMatchObject({ verification_id: 1, verification_level: 1, iss: 1 })
+    expect(claimLines.sub).toBeLessThanOrEqual(2)
+
+    // The dashboard, signed in through the CLI's link.
+    await page.goto(await createUserWithCli(shop.id, 'phone@shop.example'))
+    await check('set password')
+    await page.getByLabel('New password').fill(PASSWORD)
+    await page.getByLabel('Repeat the password').fill(PASSWORD)
+    await page.getByRole('button', { name: 'Save password' }).click()
+    await page.waitForURL('**/dashboard/sign-in?notice=password_set')
+    await check('sign in')
+    await page.getByLabel('Email').fill('phone@shop.example')
+    await page.getByLabel('Password').fill(PASSWORD)
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click()
+    await page.waitForURL('**/dashboard/audit')
+    await check('the audit log')
+    // The navigation: two short rows at most (it took about 190 px), the page shown marked.
+    expect(await page.locator('header.topbar').evaluate((header) => header.getBoundingClientRect().height)).toBeLessThan(110)
+    expect(await page.locator('nav[aria-label="Dashboard"] [aria-current="page"]').textContent()).toBe('Audit log')
+    // The list: each verification a card, each value beside its column's name.
+    const time = page.getByRole('table', { name: 'Verifications, newest first' }).locator('td[data-label="Time (UTC)"]').first()
+    expect(await time.evaluate((cell) => getComputedStyle(cell, '::before').content)).toBe('"Time (UTC)"')
+    await page.goto(`${running.baseUrl}/dashboard/audit?from=2026-01-01&to=2099-12-31`)
+    await check('the audit log, filtered by dates')
+    await page.getByRole('table', { name: 'Verifications, newest first' }).getByRole('link').first().click()
+    await page.waitForURL('**/dashboard/audit/*')
+    await check('a verification')
+    await page.goto(`${running.baseUrl}/dashboard/usage`)
+    expect(await page.getByRole('img', { name: 'Verifications per day' }).count()).toBe(1)
+    await check('usage')
+    await page.getByText('Show the numbers per day as a table').click()
+    await check('usage, the table open')
+    await page.goto(`${running.baseUrl}/dashboard/settings`)
+    await check('settings')
+    // Closed to its headings, the page is about a screen and a half; each section opens where it is.
+    const closed = await height()
+    expect(closed).toBeLessThanOrEqual(2 * 740)
+    await page.evaluate(() => document.querySelectorAll('main details').forEach((details) => ((details as HTMLDetailsElement).open = true)))
+    await check('settings, every section open')
+    expect(await height()).toBeGreaterThan(3 * closed)
+    await page.goto(`${running.baseUrl}/dashboard/sign-out-everywhere`)
+    await check('sign out everywhere')
+
+    // A client with no verification yet: the usage page says so instead of an empty chart.
+    const quiet = await createClient(running.services.deps, { name: 'Quiet Shop', redirectUris: [CALLBACK], sandbox: true })
+    const quietPage = await (await browser.newContext({ viewport: { width: 360, height: 740 } })).newPage()
+    await setPasswordAndSignIn(quietPage, await createUserWithCli(quiet.client.id, 'quiet@shop.example'), 'quiet@shop.example')
+    await quietPage.goto(`${running.baseUrl}/dashboard/usage`)
+    expect(await quietPage.locator('[data-empty-chart]').textContent()).toContain('No verifications yet this month.')
+    expect(await quietPage.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth)).toBe(true)
+    expect(await axeViolations(quietPage)).toEqual([])
+    await quietPage.context().close()
+    await context.close()
+  }, 120_000)
 })

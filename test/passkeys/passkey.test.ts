@@ -100,6 +100,33 @@ describe('the page', () => {
     expect(script.headers.get('content-type')).toContain('text/javascript')
   })
 
+  test('"Delete my saved passkey" only in a browser that saved or used one here; deleting it there forgets that (issue 24)', async () => {
+    const deleteButton = 'data-passkey-start="delete"'
+    // A visitor who never saved one sees "Use my passkey" (a passkey may be synced from elsewhere), and no delete.
+    const { browser } = await flows.checkedBrowser()
+    expect((await flows.openPage(browser, sandbox)).html).not.toContain(deleteButton)
+    expect((await flows.openPage(testBrowser(ctx), sandbox)).html).not.toContain(deleteButton)
+    // Saved here: offered here. The cookie says only that, nothing about which passkey.
+    const { authenticator } = await flows.savePasskey(browser)
+    expect(browser.jar.get('ofage_passkey')).toBe('1')
+    expect((await flows.openPage(browser, sandbox)).html).toContain(deleteButton)
+    // Used in another browser: offered there too. Deleted there: that browser no longer offers it.
+    const { browser: elsewhere, body } = await flows.usePasskey(authenticator)
+    expect(body.outcome).toBe('approved')
+    expect((await flows.openPage(elsewhere, sandbox)).html).toContain(deleteButton)
+    expect((await flows.usePasskey(authenticator, { browser: elsewhere, purpose: 'delete' })).body.outcome).toBe('deleted')
+    expect(elsewhere.jar.has('ofage_passkey')).toBe(false)
+    expect((await flows.openPage(elsewhere, sandbox)).html).not.toContain(deleteButton)
+  })
+
+  test('saving and using a passkey are secondary buttons beside the page’s own way (issue 24)', async () => {
+    const { browser } = await flows.checkedBrowser()
+    const { html } = await flows.openPage(browser, sandbox)
+    expect(html).toContain('<button type="button" class="secondary" data-passkey-start="register">Save a passkey for your other devices</button>')
+    expect(html).toContain('<button type="button" class="secondary" data-passkey-start="verify">Use my passkey</button>')
+    expect(html).toContain('<button type="submit">Continue as verified</button>')
+  })
+
   test('German words on a German page', async () => {
     const browser = testBrowser(ctx)
     const { page } = await browser.open({ client_id: sandbox.id, lang: 'de' })

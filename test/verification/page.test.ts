@@ -277,6 +277,14 @@ describe('re-verification with the age pass', () => {
     expect((await json(audit)).usage.reverification_count).toBeGreaterThanOrEqual(1)
   })
 
+  test('the pass panel names the age this site asks for, never the test age typed in (issue 24)', async () => {
+    const browser = testBrowser(ctx)
+    await completeSandbox(browser, { client_id: sandbox.id }, '25')
+    const { page } = await browser.open({ client_id: sandbox.id, age_required: '18' })
+    expect(page.html).toContain('This browser was verified recently as 18 or older.')
+    expect(page.html).not.toContain('25 or older')
+  })
+
   test('the pass covers only up to the age proven', async () => {
     const browser = testBrowser(ctx)
     await completeSandbox(browser, { client_id: sandbox.id }, '20')
