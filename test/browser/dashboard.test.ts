@@ -384,6 +384,14 @@ describe.skipIf(!hasChromium)('the client dashboard in headless Chromium', () =>
     expect(await height()).toBeGreaterThan(3 * closed)
     await page.goto(`${running.baseUrl}/dashboard/sign-out-everywhere`)
     await check('sign out everywhere')
+    // Longer words in other languages: still nothing wider than the screen.
+    for (const lang of ['de', 'fr', 'es', 'it']) {
+      for (const path of ['/dashboard/audit?from=2026-01-01', '/dashboard/usage', '/dashboard/settings']) {
+        await page.goto(`${running.baseUrl}${path}${path.includes('?') ? '&' : '?'}lang=${lang}`)
+        await page.evaluate(() => document.querySelectorAll('main details').forEach((details) => ((details as HTMLDetailsElement).open = true)))
+        expect({ lang, path, fits: await fitsTheScreen(page) }).toEqual({ lang, path, fits: true })
+      }
+    }
 
     // A client with no verification yet: the usage page says so instead of an empty chart.
     const quiet = await createClient(running.services.deps, { name: 'Quiet Shop', redirectUris: [CALLBACK], sandbox: true })

@@ -365,7 +365,7 @@ describe('rotating the secret', () => {
     expect(second.status).toBe(303)
     expect(shownSecret(await settings(owner))).toBeUndefined()
     // Tampered or made up: the page, without a secret, never a 500.
-    for (const value of [`${current.slice(0, -3)}AAA`, 'not-a-jwe', `${current}.extra`]) {
+    for (const value of [`${current.slice(0, -3)}AAA`, 'not-a-jwe', `${current}.extra`, '{"secret":"chosen"}', '12345']) {
       owner.jar.set(FLASH, value)
       expect(shownSecret(await settings(owner))).toBeUndefined()
     }
