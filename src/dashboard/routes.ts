@@ -7,11 +7,12 @@ import { createDashboardContext } from './context.ts'
 import { passkeyRoutes } from './passkey-routes.tsx'
 import { settingsRoutes } from './settings-routes.tsx'
 import { usageRoutes } from './usage-routes.tsx'
+import { webhooksRoutes } from './webhooks-routes.tsx'
 
 /**
  * The client dashboard under /dashboard: sign-in for the users an operator created (`ofage users create`),
- * or with a passkey they added, the audit log of their client, its usage this month, and its integration
- * settings. Server-rendered pages under the hosted page's strict CSP.
+ * or with a passkey they added, the audit log of their client, its usage this month, its webhooks, and its
+ * integration settings. Server-rendered pages under the hosted page's strict CSP.
  */
 export function dashboardRoutes(deps: AppDeps) {
   const context = createDashboardContext(deps)
@@ -20,6 +21,7 @@ export function dashboardRoutes(deps: AppDeps) {
     .use(authRoutes(deps, context))
     .use(auditRoutes(deps, context))
     .use(usageRoutes(deps, context))
+    .use(webhooksRoutes(deps, context))
     .use(settingsRoutes(deps, context))
     .use(passkeyRoutes(deps, context))
 }

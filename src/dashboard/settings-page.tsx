@@ -298,7 +298,8 @@ export function SettingsPage({ view, account, client, gate, publicUrl, now, noti
   )
 }
 
-function Problem({ id, message }: { id: string; message: string }) {
+/** A refused form's alert: what to fix, announced at once. */
+export function Problem({ id, message }: { id: string; message: string }) {
   return (
     <div role="alert" class="alert" id={id}>
       <p safe>{message}</p>
