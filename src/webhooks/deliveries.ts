@@ -1,7 +1,7 @@
 import { and, desc, eq, lt, lte, or } from 'drizzle-orm'
 import type { Database } from '../db/client.ts'
 import { webhookDeliveries, webhookEndpoints } from '../db/schema.ts'
-import type { WebhookDelivery } from './endpoints.ts'
+import { isWebhookId, type WebhookDelivery } from './endpoints.ts'
 
 /**
  * Where a delivery stands: waiting for its first attempt (or in it), sent and answered 2xx, failed and
@@ -61,6 +61,7 @@ export async function listEndpointDeliveries(
 
 /** One delivery to an endpoint of this client; another client's is not found, like one that does not exist. */
 export async function findClientDelivery(db: Database, clientId: string, deliveryId: string): Promise<WebhookDelivery | undefined> {
+  if (!isWebhookId(deliveryId)) return undefined
   const [row] = await db
     .select({ delivery: webhookDeliveries })
     .from(webhookDeliveries)

@@ -75,8 +75,17 @@ export function isInternalWebhookUrl(url: URL, options: { allowLoopback: boolean
   return refusal === 'private_address' || refusal === 'loopback_address'
 }
 
+/**
+ * Whether a text can be one of our ids (`we_…`, `msg_…`: a prefix and base64url). Anything else names
+ * nothing, and is never sent to the database (a NUL byte is an error there, not a miss).
+ */
+export function isWebhookId(value: string): boolean {
+  return /^[a-z]+_[A-Za-z0-9_-]{1,64}$/.test(value)
+}
+
 /** One endpoint of this client; another client's is not found, exactly like one that does not exist. */
 export async function findClientEndpoint(db: Database, clientId: string, endpointId: string): Promise<WebhookEndpoint | undefined> {
+  if (!isWebhookId(endpointId)) return undefined
   const [endpoint] = await db
     .select()
     .from(webhookEndpoints)
