@@ -35,7 +35,7 @@ export function WebhooksPage({ view, account, endpoints, notice, problem, added 
         </p>
       )}
       {added && (
-        <section class="secret-box" aria-labelledby="new-secret-heading">
+        <section class="secret-box webhook-secret" aria-labelledby="new-secret-heading">
           <h2 id="new-secret-heading" safe>
             {w.secretHeading}
           </h2>
