@@ -116,11 +116,11 @@ export function WebhooksPage({ view, account, endpoints, notice, problem, added 
         <p id="url-help" class="small" safe>
           {w.urlHelp}
         </p>
-        <fieldset>
+        <fieldset class="webhook-events">
           <legend safe>{w.eventsLegend}</legend>
           {eventTypes.map((type) => (
-            <p>
-              <input id={`event_${type}`} name={`event_${type}`} type="checkbox" value="on" checked={ticked.includes(type)} />{' '}
+            <div class="check">
+              <input id={`event_${type}`} name={`event_${type}`} type="checkbox" value="on" checked={ticked.includes(type)} />
               <label for={`event_${type}`}>
                 <span class="mono" safe>
                   {type}
@@ -130,7 +130,7 @@ export function WebhooksPage({ view, account, endpoints, notice, problem, added 
                   {w.eventNames[type]}
                 </span>
               </label>
-            </p>
+            </div>
           ))}
         </fieldset>
         <div class="actions">
