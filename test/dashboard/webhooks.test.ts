@@ -4,6 +4,7 @@ import { Webhook } from 'standardwebhooks'
 import { verifyWebhook } from 'ofage/client'
 import { runCommand } from '../../src/commands.ts'
 import { webhookDeliveries, webhookEndpoints } from '../../src/db/schema.ts'
+import { createNewSecretCookie } from '../../src/dashboard/new-secret-cookie.ts'
 import { fixedClock, systemClock } from '../../src/lib/clock.ts'
 import { deliverDue, RETRY_DELAYS_S } from '../../src/webhooks/delivery.ts'
 import { addWebhookEndpoint } from '../../src/webhooks/endpoints.ts'
@@ -203,6 +204,24 @@ describe('adding and removing an endpoint', () => {
     await post(owner, 'remove', { endpoint_id: endpoint!.id })
     // Removed: the secret of an endpoint that is gone is not shown.
     expect(secretOf(await replayed(sealed, owner))).toBeUndefined()
+  })
+
+  test('over https the cookie is Secure and named __Secure- (not __Host-, which would need Path=/), and it opens only with the key that sealed it', async () => {
+    const set: Record<string, unknown>[] = []
+    const jar = () => new Proxy({} as Record<string, { value?: string; set(options: Record<string, unknown>): void }>, {
+      get: (target, name: string) => (target[name] ??= { set(options) { set.push({ name, ...options }); this.value = options.value as string } }),
+    })
+    const cookies = jar()
+    const key = crypto.getRandomValues(new Uint8Array(32))
+    const sealer = createNewSecretCookie({ appUrl: 'https://app.ofage.example' }, key)
+    await sealer.write(cookies as never, { endpointId: 'we_x', secret: 'whsec_x', sessionTokenHash: 'h' }, ctx.clock.now())
+    expect(set[0]).toMatchObject({ name: '__Secure-ofage_new_webhook_secret', secure: true, httpOnly: true, sameSite: 'strict', path: '/dashboard/webhooks', maxAge: 300 })
+    const other = createNewSecretCookie({ appUrl: 'https://app.ofage.example' }, crypto.getRandomValues(new Uint8Array(32)))
+    const copy = jar()
+    copy['__Secure-ofage_new_webhook_secret']!.value = cookies['__Secure-ofage_new_webhook_secret']!.value
+    expect(await other.take(copy as never, 'h', ctx.clock.now())).toBeUndefined()
+    expect(await sealer.take(cookies as never, 'h', ctx.clock.now())).toEqual({ endpointId: 'we_x', secret: 'whsec_x' })
+    expect(set.at(-1)).toMatchObject({ name: '__Secure-ofage_new_webhook_secret', value: '', maxAge: 0, path: '/dashboard/webhooks' })
   })
 
   test('http for a live client, a private address, a URL added already, an 11th endpoint and no event are refused with the reason; nothing is added', async () => {
