@@ -80,6 +80,6 @@ export function createSmtpOutbox(config: MailConfig, log: Logger): Outbox {
 function errorCode(cause: unknown): string {
   if (!(cause instanceof Error)) return 'unknown'
   const { code, responseCode } = cause as Error & { code?: unknown; responseCode?: unknown }
-  const name = typeof code === 'string' && /^[A-Z_]{1,32}$/.test(code) ? code : cause.name
+  const name = typeof code === 'string' && /^[A-Z0-9_]{1,32}$/.test(code) ? code : cause.name
   return typeof responseCode === 'number' ? `${name} ${responseCode}` : name
 }
