@@ -61,16 +61,18 @@ export function createSmtpOutbox(config: MailConfig, log: Logger): Outbox {
     }
   }
 
+  async function drained(): Promise<void> {
+    while (pending.size > 0) await Promise.all(pending)
+  }
+
   return {
     post(purpose, compose) {
       const sending = deliver(purpose, compose).finally(() => pending.delete(sending))
       pending.add(sending)
     },
-    async drained() {
-      while (pending.size > 0) await Promise.all(pending)
-    },
+    drained,
     async close() {
-      await this.drained()
+      await drained()
       transport.close()
     },
   }
