@@ -26,7 +26,7 @@ export const de: DashboardMessages = {
   forgotPassword: {
     link: 'Passwort vergessen?',
     title: 'Passwort zurücksetzen',
-    intro: 'Geben Sie die E-Mail-Adresse Ihres Dashboard-Kontos ein. Gehört sie zu einem Konto, senden wir ihr einen Link, mit dem Sie ein neues Passwort festlegen.',
+    intro: 'Geben Sie die E-Mail-Adresse Ihres Dashboard-Kontos ein. Gehört sie zu einem Konto, senden wir an diese Adresse einen Link, mit dem Sie ein neues Passwort festlegen.',
     send: 'Link senden',
     sent: 'Wenn zu dieser E-Mail-Adresse ein Dashboard-Konto gehört, ist ein Link für ein neues Passwort unterwegs. Er funktioniert einmal, 24 Stunden lang. Nach einigen Minuten nichts da? Sehen Sie im Spam-Ordner nach, oder fragen Sie den Betreiber dieses Dienstes.',
     tooMany: 'Zu viele Anfragen nach einem Link. Bitte warten Sie eine Weile und versuchen Sie es erneut.',
