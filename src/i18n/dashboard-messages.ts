@@ -25,6 +25,22 @@ export type DashboardMessages = {
   removePasskeys: (count: number) => string
   removePasskeysHelp: string
 
+  /** "Forgot password?" (src/dashboard/password-reset.ts): a link by email when SMTP_URL is set, else the operator's command. */
+  forgotPassword: {
+    link: string
+    title: string
+    intro: string
+    send: string
+    /** The one answer to every request, whether or not the email has an account. */
+    sent: string
+    tooMany: string
+    operatorResets: string
+    backToSignIn: string
+    emailSubject: string
+    /** The email's plain text: the set-password link, and until when it works. */
+    emailBody: (uri: string, until: string) => string
+  }
+
   setPasswordTitle: string
   setPasswordIntro: (email: string) => string
   newPassword: string

@@ -20,7 +20,7 @@ import { webhookDeliveries } from '../../src/db/schema.ts'
 import { addWebhookEndpoint, findClientEndpoint, listWebhookEndpoints } from '../../src/webhooks/endpoints.ts'
 import { enqueueTestEvent } from '../../src/webhooks/events.ts'
 import { eq } from 'drizzle-orm'
-import { createTestContext, ISSUER, PUBLIC_URL, REDIRECT_URI } from '../helpers.ts'
+import { createTestContext, freePort, ISSUER, PUBLIC_URL, REDIRECT_URI } from '../helpers.ts'
 import { testBrowser } from '../verification/browser.ts'
 
 /**
@@ -212,6 +212,8 @@ function shapes(hostile: Arbitrary<Piece>, strict: boolean): Shape[] {
     { ...dashboardGet(['dashboard', 'audit', '']), name: 'GET /dashboard/audit/:transaction_id', path: ['dashboard', 'audit', mix(edited('transactionId'))] },
     dashboardPost('sign-in', { email: mix(real('dashboardEmail')), password }, 'dashboardFormCsrf'),
     dashboardPost('set-password', { token: mix(edited('passwordToken')), password, confirm: password, remove_passkeys: mix(words('1', '', 'on')) }, 'dashboardFormCsrf'),
+    dashboardGet(['dashboard', 'forgot-password'], { ...lang, notice: mix(words('sent', 'SENT')) }),
+    dashboardPost('forgot-password', { email: mix(real('dashboardEmail'), words('nobody@shop.example', '')) }, 'dashboardFormCsrf'),
     dashboardPost('sign-out', {}, 'dashboardCsrf'),
     dashboardGet(['dashboard', 'sign-out-everywhere']),
     dashboardPost('sign-out-everywhere', { remove_passkeys: mix(words('1', '', 'on')) }, 'dashboardCsrf'),
@@ -680,9 +682,13 @@ export async function createFuzzTarget() {
   const logged = new Map<string, unknown>()
   const log: Logger = { info() {}, error: (event, fields) => void logged.set(String(fields?.request_id), { event, ...fields }) }
   const many = '1000000'
+  // "Forgot password?" composes its emails for real; the SMTP server refuses the connection (nothing listens).
+  const closedPort = await freePort()
   const env = {
     OFAGE_DEMO: '1', METRICS_TOKEN, CREDENTIAL_TRUST_LIST: join(dir, 'trust-list.pem'), TRUST_PROXY: '1',
     RATE_LIMIT_AUTH_FAILURES: many, RATE_LIMIT_SESSIONS: many, RATE_LIMIT_CHECKS: many, RATE_LIMIT_SIGNIN_ACCOUNT: many, RATE_LIMIT_SIGNIN_ADDRESS: many,
+    RATE_LIMIT_PASSWORD_RESET_EMAIL: many, RATE_LIMIT_PASSWORD_RESET_ADDRESS: many,
+    SMTP_URL: `smtp://127.0.0.1:${closedPort}`, SMTP_FROM: 'no-reply@shop.example',
   }
   const ctx = await createTestContext({ env, log, estimator: fuzzEstimator() })
   const shop = await ctx.createClient({ name: 'Fuzz shop' })

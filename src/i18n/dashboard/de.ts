@@ -23,6 +23,20 @@ export const de: DashboardMessages = {
   removePasskeys: (count) => `Auch ${plural('de', count, { one: `den ${count} Passkey`, other: `die ${count} Passkeys` })} dieses Kontos entfernen`,
   removePasskeysHelp: 'Mit einem Passkey meldet man sich ohne Passwort an. Lassen Sie das Häkchen gesetzt, außer Sie erkennen jeden Passkey unten als Ihren eigenen: Ihre können Sie danach wieder hinzufügen.',
 
+  forgotPassword: {
+    link: 'Passwort vergessen?',
+    title: 'Passwort zurücksetzen',
+    intro: 'Geben Sie die E-Mail-Adresse Ihres Dashboard-Kontos ein. Gehört sie zu einem Konto, senden wir an diese Adresse einen Link, mit dem Sie ein neues Passwort festlegen.',
+    send: 'Link senden',
+    sent: 'Wenn zu dieser E-Mail-Adresse ein Dashboard-Konto gehört, ist ein Link für ein neues Passwort unterwegs. Er funktioniert einmal, 24 Stunden lang. Nach einigen Minuten nichts da? Sehen Sie im Spam-Ordner nach, oder fragen Sie den Betreiber dieses Dienstes.',
+    tooMany: 'Zu viele Anfragen nach einem Link. Bitte warten Sie eine Weile und versuchen Sie es erneut.',
+    operatorResets: 'Dieser Dienst versendet keine E-Mails, daher setzt sein Betreiber Passwörter zurück. Bitten Sie ihn um einen neuen Link: Er erstellt ihn mit diesem Befehl und schickt ihn Ihnen.',
+    backToSignIn: 'Zurück zur Anmeldung',
+    emailSubject: 'Neues Passwort für Ihr ofage-Dashboard',
+    emailBody: (uri, until) =>
+      `Jemand hat ein neues Passwort für das ofage-Dashboard-Konto dieser E-Mail-Adresse angefordert. Um es festzulegen, öffnen Sie diesen Link:\n\n${uri}\n\nEr funktioniert einmal, bis ${until}. Ein neues Passwort meldet jedes Gerät ab, das mit dem Konto angemeldet ist.\n\nWenn Sie es nicht angefordert haben, ignorieren Sie diese E-Mail: Ihr Passwort bleibt, wie es ist.\n`,
+  },
+
   setPasswordTitle: 'Passwort festlegen',
   setPasswordIntro: (email) => `Legen Sie das Passwort für ${email} fest. Alle Geräte, die mit diesem Konto angemeldet sind, werden abgemeldet.`,
   newPassword: 'Neues Passwort',

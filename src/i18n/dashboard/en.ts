@@ -23,6 +23,20 @@ export const en: DashboardMessages = {
   removePasskeys: (count) => `Also remove the ${count} ${plural('en', count, { one: 'passkey', other: 'passkeys' })} of this account`,
   removePasskeysHelp: 'A passkey signs in without the password. Keep this ticked unless you recognise every passkey below as your own: you can add yours again afterwards.',
 
+  forgotPassword: {
+    link: 'Forgot your password?',
+    title: 'Reset your password',
+    intro: 'Enter the email of your dashboard account. If it has an account, we send it a link to choose a new password.',
+    send: 'Send the link',
+    sent: 'If this email has a dashboard account, a link to choose a new password is on its way. It works once, for 24 hours. Nothing after a few minutes? Look in your spam folder, or ask the operator of this service.',
+    tooMany: 'Too many requests for a link. Please wait a while and try again.',
+    operatorResets: 'This service sends no email, so its operator resets passwords. Ask them for a new link: they make it with this command and send it to you.',
+    backToSignIn: 'Back to sign in',
+    emailSubject: 'Choose a new password for your ofage dashboard',
+    emailBody: (uri, until) =>
+      `Someone asked for a new password for the ofage dashboard account of this email address. To choose one, open this link:\n\n${uri}\n\nIt works once, until ${until}. A new password signs out every device signed in to the account.\n\nIf you did not ask for it, ignore this email: your password stays as it is.\n`,
+  },
+
   setPasswordTitle: 'Choose your password',
   setPasswordIntro: (email) => `Choose the password for ${email}. Every device signed in to this account is signed out.`,
   newPassword: 'New password',

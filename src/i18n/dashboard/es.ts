@@ -24,6 +24,20 @@ export const es: DashboardMessages = {
     `Quitar también ${plural('es', count, { one: `la ${count} llave de acceso`, many: `las ${count} de llaves de acceso`, other: `las ${count} llaves de acceso` })} de esta cuenta`,
   removePasskeysHelp: 'Una llave de acceso inicia sesión sin contraseña. Deja esta casilla marcada salvo que reconozcas como tuyas todas las llaves de abajo: después puedes volver a añadir las tuyas.',
 
+  forgotPassword: {
+    link: '¿Olvidaste tu contraseña?',
+    title: 'Restablece tu contraseña',
+    intro: 'Escribe el correo de tu cuenta del panel. Si tiene una cuenta, le enviamos un enlace para elegir una contraseña nueva.',
+    send: 'Enviar el enlace',
+    sent: 'Si este correo tiene una cuenta del panel, va de camino un enlace para elegir una contraseña nueva. Funciona una vez, durante 24 horas. ¿No llega nada en unos minutos? Mira en la carpeta de spam o pregunta al operador de este servicio.',
+    tooMany: 'Demasiadas solicitudes de enlace. Espera un rato y vuelve a intentarlo.',
+    operatorResets: 'Este servicio no envía correos, así que su operador restablece las contraseñas. Pídele un enlace nuevo: lo crea con este comando y te lo envía.',
+    backToSignIn: 'Volver al inicio de sesión',
+    emailSubject: 'Elige una contraseña nueva para tu panel de ofage',
+    emailBody: (uri, until) =>
+      `Alguien ha pedido una contraseña nueva para la cuenta del panel de ofage de esta dirección de correo. Para elegirla, abre este enlace:\n\n${uri}\n\nFunciona una vez, hasta el ${until}. Una contraseña nueva cierra la sesión en todos los dispositivos conectados a la cuenta.\n\nSi no la has pedido tú, ignora este correo: tu contraseña no cambia.\n`,
+  },
+
   setPasswordTitle: 'Elige tu contraseña',
   setPasswordIntro: (email) => `Elige la contraseña de ${email}. Se cerrará la sesión en todos los dispositivos conectados a esta cuenta.`,
   newPassword: 'Nueva contraseña',

@@ -24,6 +24,20 @@ export const fr: DashboardMessages = {
     `Supprimer aussi ${plural('fr', count, { one: `la ${count} clé d’accès`, many: `les ${count} de clés d’accès`, other: `les ${count} clés d’accès` })} de ce compte`,
   removePasskeysHelp: 'Une clé d’accès permet de se connecter sans mot de passe. Laissez cette case cochée, sauf si vous reconnaissez chaque clé d’accès ci-dessous comme la vôtre : vous pourrez ajouter les vôtres ensuite.',
 
+  forgotPassword: {
+    link: 'Mot de passe oublié ?',
+    title: 'Réinitialiser votre mot de passe',
+    intro: 'Saisissez l’e-mail de votre compte du tableau de bord. S’il correspond à un compte, nous lui envoyons un lien pour choisir un nouveau mot de passe.',
+    send: 'Envoyer le lien',
+    sent: 'Si cet e-mail correspond à un compte du tableau de bord, un lien pour choisir un nouveau mot de passe est en route. Il fonctionne une fois, pendant 24 heures. Rien après quelques minutes ? Regardez dans vos courriers indésirables, ou demandez à l’opérateur de ce service.',
+    tooMany: 'Trop de demandes de lien. Patientez un moment et réessayez.',
+    operatorResets: 'Ce service n’envoie pas d’e-mails : c’est son opérateur qui réinitialise les mots de passe. Demandez-lui un nouveau lien : il le crée avec cette commande et vous l’envoie.',
+    backToSignIn: 'Retour à la connexion',
+    emailSubject: 'Choisissez un nouveau mot de passe pour votre tableau de bord ofage',
+    emailBody: (uri, until) =>
+      `Quelqu’un a demandé un nouveau mot de passe pour le compte du tableau de bord ofage de cette adresse e-mail. Pour le choisir, ouvrez ce lien :\n\n${uri}\n\nIl fonctionne une fois, jusqu’au ${until}. Un nouveau mot de passe déconnecte tous les appareils connectés à ce compte.\n\nSi vous n’avez rien demandé, ignorez cet e-mail : votre mot de passe ne change pas.\n`,
+  },
+
   setPasswordTitle: 'Choisissez votre mot de passe',
   setPasswordIntro: (email) => `Choisissez le mot de passe de ${email}. Tous les appareils connectés à ce compte seront déconnectés.`,
   newPassword: 'Nouveau mot de passe',

@@ -24,6 +24,20 @@ export const it: DashboardMessages = {
     `Rimuovi anche ${plural('it', count, { one: `la ${count} passkey`, many: `le ${count} di passkey`, other: `le ${count} passkey` })} di questo account`,
   removePasskeysHelp: 'Una passkey permette di accedere senza password. Lascia la casella selezionata, a meno che tu non riconosca come tue tutte le passkey qui sotto: potrai aggiungere di nuovo le tue in seguito.',
 
+  forgotPassword: {
+    link: 'Password dimenticata?',
+    title: 'Reimposta la password',
+    intro: 'Inserisci l’email del tuo account del pannello. Se corrisponde a un account, le inviamo un link per scegliere una nuova password.',
+    send: 'Invia il link',
+    sent: 'Se questa email ha un account del pannello, un link per scegliere una nuova password è in arrivo. Funziona una volta, per 24 ore. Non arriva nulla dopo qualche minuto? Controlla la cartella spam o chiedi all’operatore di questo servizio.',
+    tooMany: 'Troppe richieste di link. Aspetta un po’ e riprova.',
+    operatorResets: 'Questo servizio non invia email, quindi è il suo operatore a reimpostare le password. Chiedigli un nuovo link: lo crea con questo comando e te lo invia.',
+    backToSignIn: 'Torna all’accesso',
+    emailSubject: 'Scegli una nuova password per il tuo pannello ofage',
+    emailBody: (uri, until) =>
+      `Qualcuno ha chiesto una nuova password per l’account del pannello ofage di questo indirizzo email. Per sceglierla, apri questo link:\n\n${uri}\n\nFunziona una volta, fino al ${until}. Una nuova password disconnette tutti i dispositivi collegati all’account.\n\nSe non l’hai chiesta tu, ignora questa email: la tua password resta com’è.\n`,
+  },
+
   setPasswordTitle: 'Scegli la tua password',
   setPasswordIntro: (email) => `Scegli la password per ${email}. Tutti i dispositivi collegati a questo account verranno disconnessi.`,
   newPassword: 'Nuova password',
