@@ -23,12 +23,13 @@ type LayoutProps = PropsWithChildren<{
   switchPath: string
 }>
 
-/** The pages of the navigation, in its order. */
-const NAV_PAGES = [
-  ['/dashboard/audit', 'auditLog'],
-  ['/dashboard/usage', 'usage'],
-  ['/dashboard/settings', 'settings'],
-] as const satisfies readonly (readonly [string, keyof DashboardMessages])[]
+/** The pages of the navigation, in its order, each with its link's words. */
+const NAV_PAGES: readonly (readonly [string, (t: DashboardMessages) => string])[] = [
+  ['/dashboard/audit', (t) => t.auditLog],
+  ['/dashboard/usage', (t) => t.usage],
+  ['/dashboard/webhooks', (t) => t.webhooksPage.nav],
+  ['/dashboard/settings', (t) => t.settings],
+]
 
 /**
  * How a navigation link relates to the page shown (the path of `switchPath`): `page` on the page itself,
@@ -70,10 +71,10 @@ export function DashboardLayout({ view, title, account, switchPath, children }: 
           {account && (
             <nav aria-label={t.mainNav}>
               <ul>
-                {NAV_PAGES.map(([path, key]) => (
+                {NAV_PAGES.map(([path, text]) => (
                   <li>
                     <a href={href(view, path)} aria-current={navCurrent(path, switchPath)} safe>
-                      {t[key]}
+                      {text(t)}
                     </a>
                   </li>
                 ))}

@@ -3,7 +3,7 @@ import { DEMO_CLIENT_ID } from '../demo/demo-client.ts'
 import { formatInstant } from '../i18n/format.ts'
 import { dashboardLanguages } from '../i18n/languages.ts'
 import { href, type View } from './layout.tsx'
-import type { RotatedSecret } from './secret-flash.ts'
+import type { RotatedSecret } from './rotated-secret-cookie.ts'
 import { invalid, Problem } from './section.tsx'
 
 /** The overlaps a user may choose when rotating the secret, in seconds. */
@@ -14,7 +14,7 @@ export const SECRET_OVERLAPS = ['0', '3600', '86400', '604800', '2592000'] as co
  */
 export const DEFAULT_SECRET_OVERLAP: (typeof SECRET_OVERLAPS)[number] = '86400'
 
-/** A secret just rotated, at the top of the page it was redirected to: shown this once (secret-flash.ts). */
+/** A secret just rotated, at the top of the page it was redirected to: shown this once (rotated-secret-cookie.ts). */
 export function NewSecret({ view, rotated }: { view: View; rotated: RotatedSecret }) {
   const t = dashboardLanguages[view.lang]
   return (

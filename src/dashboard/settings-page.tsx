@@ -7,7 +7,7 @@ import { integrationCode, integrationEnvironment } from './integration-snippet.t
 import { DashboardLayout, href, RemoveForm, type Account, type View } from './layout.tsx'
 import { DataTable } from './data-table.tsx'
 import { PasskeyList } from './passkey-panel.tsx'
-import type { RotatedSecret } from './secret-flash.ts'
+import type { RotatedSecret } from './rotated-secret-cookie.ts'
 import { NewSecret, SecretPanel } from './secret-panel.tsx'
 import { invalid, Problem, Section } from './section.tsx'
 import type { DashboardPasskey } from './passkeys.ts'

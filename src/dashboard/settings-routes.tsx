@@ -15,7 +15,7 @@ import type { SignedIn } from './sessions.ts'
 import { listDashboardPasskeys } from './passkeys.ts'
 import { GATE_TTLS } from './gate-panel.tsx'
 import { readGateSettings, updateGate, type GateChanges } from '../gate/gate-settings.ts'
-import { createSecretFlash, type RotatedSecret } from './secret-flash.ts'
+import { createRotatedSecretCookie, type RotatedSecret } from './rotated-secret-cookie.ts'
 import { SECRET_OVERLAPS } from './secret-panel.tsx'
 import { SettingsPage, type SettingsNotice, type SettingsProblem } from './settings-page.tsx'
 import { confirmPassword } from './sign-in.ts'
@@ -48,11 +48,11 @@ const GateForm = t.Object({ csrf: field(128), gate_age: field(16), gate_ttl: fie
  * secret's rotation. Every change is a form post (CSRF token, same origin) bound to the session's client;
  * a refused value re-renders the page with the reason (400), an accepted one redirects (303) with a notice.
  * A rotation asks for the user's password again and redirects too: the new secret rides the redirect in a
- * sealed, read-once cookie (secret-flash.ts), is shown on that one view, and is never stored.
+ * sealed, read-once cookie (rotated-secret-cookie.ts), is shown on that one view, and is never stored.
  */
 export function settingsRoutes(deps: AppDeps, context: DashboardContext) {
   const { openPage, openPost, accountOf, page, redirect, viewOf } = context
-  const flash = createSecretFlash({ appUrl: deps.config.appUrl, dashboardKey: deps.keys.dashboardKey, clock: deps.clock })
+  const rotatedSecret = createRotatedSecretCookie(deps.config, deps.keys.dashboardKey)
 
   /** The settings page: its client read afresh (unless just read), a notice or a refusal, a secret just rotated. */
   async function render(
@@ -96,7 +96,7 @@ export function settingsRoutes(deps: AppDeps, context: DashboardContext) {
         const { view, session } = await openPage(cookie, request, query.lang)
         if (!session) return redirect(set, view, '/dashboard/sign-in')
         const client = await sessionClient(session)
-        const rotated = await flash.take(cookie, { sessionTokenHash: session.tokenHash, secretHash: client.secretHash })
+        const rotated = await rotatedSecret.take(cookie, { sessionTokenHash: session.tokenHash, secretHash: client.secretHash }, deps.clock.now())
         return render(set, view, session, { notice: query.notice, rotated, client })
       },
       { query: SettingsQuery, ...hidden },
@@ -206,7 +206,8 @@ export function settingsRoutes(deps: AppDeps, context: DashboardContext) {
         const rotated = await rotateClientSecret(deps, session.client.id, { overlapSeconds: Number(overlap) })
         if (!rotated) throw new OAuthError('not_found', 'No such client')
         deps.log.info('client_settings_changed', { client_id: session.client.id, user_id: session.user.id, change: 'secret_rotated', overlap_seconds: Number(overlap) })
-        await flash.write(cookie, { secret: rotated.secret, previousUntil: rotated.client.previousSecretExpiresAt }, { sessionTokenHash: session.tokenHash, secretHash: rotated.client.secretHash })
+        const sealed = { secret: rotated.secret, previousUntil: rotated.client.previousSecretExpiresAt, sessionTokenHash: session.tokenHash, secretHash: rotated.client.secretHash }
+        await rotatedSecret.write(cookie, sealed, deps.clock.now())
         return redirect(set, view, '/dashboard/settings')
       },
       { ...form, body: RotateForm, query: LangQuery, ...hidden },

@@ -3,6 +3,8 @@ import { mkdirSync } from 'node:fs'
 import type { Browser, Page } from 'playwright-core'
 import { runCommand } from '../../src/commands.ts'
 import { createClient } from '../../src/oauth/clients.ts'
+import { addWebhookEndpoint } from '../../src/webhooks/endpoints.ts'
+import { enqueueTestEvent } from '../../src/webhooks/events.ts'
 import { basic } from '../helpers.ts'
 import { axeViolations, hasChromium, launchChromium, startTestServer, updatingScreenshots, type RunningServer } from './chromium.ts'
 import { credentialsOf, pageWithAuthenticator } from './webauthn.ts'
@@ -382,11 +384,21 @@ describe.skipIf(!hasChromium)('the client dashboard in headless Chromium', () =>
     await page.evaluate(() => document.querySelectorAll('main details').forEach((details) => ((details as HTMLDetailsElement).open = true)))
     await check('settings, every section open')
     expect(await height()).toBeGreaterThan(3 * closed)
+    const endpoint = await addWebhookEndpoint(running.services.deps, shop.id, { url: 'https://hooks.shop.example/a/rather/long/path/for/a/phone?token=0123456789abcdef' })
+    await enqueueTestEvent(running.services.deps.db, endpoint, new Date())
+    await page.goto(`${running.baseUrl}/dashboard/webhooks`)
+    await check('webhooks')
+    await page.goto(`${running.baseUrl}/dashboard/webhooks/${endpoint.id}`)
+    expect(await page.locator('nav[aria-label="Dashboard"] [aria-current]').textContent()).toBe('Webhooks')
+    await check('a webhook endpoint and its deliveries')
     await page.goto(`${running.baseUrl}/dashboard/sign-out-everywhere`)
     await check('sign out everywhere')
+    // Without SMTP here, "Forgot password?" is the page that says the operator resets passwords.
+    await page.goto(`${running.baseUrl}/dashboard/forgot-password`)
+    await check('forgot password')
     // Longer words in other languages: still nothing wider than the screen.
     for (const lang of ['de', 'fr', 'es', 'it']) {
-      for (const path of ['/dashboard/audit?from=2026-01-01', '/dashboard/usage', '/dashboard/settings']) {
+      for (const path of ['/dashboard/audit?from=2026-01-01', '/dashboard/usage', '/dashboard/webhooks', `/dashboard/webhooks/${endpoint.id}`, '/dashboard/settings']) {
         await page.goto(`${running.baseUrl}${path}${path.includes('?') ? '&' : '?'}lang=${lang}`)
         await page.evaluate(() => document.querySelectorAll('main details').forEach((details) => ((details as HTMLDetailsElement).open = true)))
         expect({ lang, path, fits: await fitsTheScreen(page) }).toEqual({ lang, path, fits: true })

@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createDashboardUser } from '../../src/dashboard/users.ts'
-import { createTestContext, type TestContext } from '../helpers.ts'
+import { addWebhookEndpoint } from '../../src/webhooks/endpoints.ts'
+import { eq } from 'drizzle-orm'
+import { webhookDeliveries } from '../../src/db/schema.ts'
+import { createTestContext, freePort, type TestContext } from '../helpers.ts'
 import { readPage, testBrowser } from '../verification/browser.ts'
 import { createUser, PASSWORD, postSignIn, sessionCsrf, signedIn, type DashboardBrowser } from './dashboard.ts'
 
@@ -11,13 +14,17 @@ import { createUser, PASSWORD, postSignIn, sessionCsrf, signedIn, type Dashboard
 let ctx: TestContext
 let shop: Awaited<ReturnType<TestContext['createClient']>>
 let transactionId: string
+let endpointId: string
 
 beforeAll(async () => {
-  // One account signs in for every case here: no sign-in limit in the way.
-  ctx = await createTestContext({ env: { RATE_LIMIT_SIGNIN_ACCOUNT: '1000', RATE_LIMIT_SIGNIN_ADDRESS: '1000' } })
+  // One account signs in for every case here: no sign-in limit in the way. "Forgot password?" needs an SMTP
+  // server to offer its form; nothing listens on this one, so the email it sends after answering just fails.
+  const smtp = `smtp://127.0.0.1:${await freePort()}`
+  ctx = await createTestContext({ env: { RATE_LIMIT_SIGNIN_ACCOUNT: '1000', RATE_LIMIT_SIGNIN_ADDRESS: '1000', SMTP_URL: smtp, SMTP_FROM: 'ofage <noreply@ofage.test>' } })
   shop = await ctx.createClient({ name: 'Shop' })
   transactionId = (await ctx.issueCode({ clientId: shop.id })).transactionId
   await createUser(ctx, shop.id, 'owner@shop.example')
+  endpointId = (await addWebhookEndpoint(ctx.deps, shop.id, { url: 'https://hooks.shop.example/listed' })).id
 }, 60_000)
 afterAll(() => ctx.close())
 
@@ -34,14 +41,16 @@ describe('the navigation marks the page shown', () => {
     // A verification is inside the audit log: that link is current, but not "this page".
     ['/dashboard/audit/{transaction}', { '/dashboard/audit': 'true' }],
     ['/dashboard/usage', { '/dashboard/usage': 'page' }],
+    ['/dashboard/webhooks', { '/dashboard/webhooks': 'page' }],
+    ['/dashboard/webhooks/{endpoint}', { '/dashboard/webhooks': 'true' }],
     ['/dashboard/settings', { '/dashboard/settings': 'page' }],
     ['/dashboard/sign-out-everywhere', {}],
   ] as const)('%s', async (path, current) => {
     const browser = await signedIn(ctx, 'owner@shop.example')
-    const response = await browser.request(path.replace('{transaction}', transactionId))
+    const response = await browser.request(path.replace('{transaction}', transactionId).replace('{endpoint}', endpointId))
     expect(response.status).toBe(200)
     const links = navigation(await response.text())
-    expect(links.map(([href]) => href)).toEqual(['/dashboard/audit', '/dashboard/usage', '/dashboard/settings'])
+    expect(links.map(([href]) => href)).toEqual(['/dashboard/audit', '/dashboard/usage', '/dashboard/webhooks', '/dashboard/settings'])
     expect(Object.fromEntries(links.filter(([, mark]) => mark))).toEqual(current)
   })
 
@@ -51,6 +60,7 @@ describe('the navigation marks the page shown', () => {
     expect(links).toEqual([
       ['/dashboard/audit?lang=fr', undefined],
       ['/dashboard/usage?lang=fr', 'page'],
+      ['/dashboard/webhooks?lang=fr', undefined],
       ['/dashboard/settings?lang=fr', undefined],
     ])
   })
@@ -60,7 +70,8 @@ describe('the navigation marks the page shown', () => {
 type FormCase = () => Promise<{ browser: DashboardBrowser; response: Response }>
 const signedInForm = (path: string, fields: Record<string, string> = {}): FormCase => async () => {
   const browser = await signedIn(ctx, 'owner@shop.example')
-  return { browser, response: await browser.post(path, { csrf: await sessionCsrf(browser), ...fields }) }
+  const values = Object.fromEntries(Object.entries(fields).map(([name, value]) => [name, value.replace('{endpoint}', endpointId)]))
+  return { browser, response: await browser.post(path, { csrf: await sessionCsrf(browser), ...values }) }
 }
 const settingsForm = (path: string, fields: Record<string, string>) => signedInForm(`/dashboard/settings/${path}`, fields)
 
@@ -72,6 +83,11 @@ const forms: Record<string, FormCase> = {
   },
   'POST /dashboard/sign-out': signedInForm('/dashboard/sign-out'),
   'POST /dashboard/sign-out-everywhere': signedInForm('/dashboard/sign-out-everywhere'),
+  'POST /dashboard/forgot-password': async () => {
+    const browser = testBrowser(ctx)
+    const form = await readPage(await browser.request('/dashboard/forgot-password'))
+    return { browser, response: await browser.post('/dashboard/forgot-password', { csrf: form.csrf!, email: 'owner@shop.example' }) }
+  },
   'POST /dashboard/set-password': async () => {
     const { link } = await createDashboardUser(ctx.deps, { clientId: shop.id, email: 'new@shop.example' })
     const browser = testBrowser(ctx)
@@ -86,6 +102,15 @@ const forms: Record<string, FormCase> = {
   'POST /dashboard/settings/gate-hosts/remove': settingsForm('gate-hosts/remove', { gate_host: 'https://gated.example' }),
   'POST /dashboard/settings/gate': settingsForm('gate', { gate_age: '21', gate_ttl: '86400' }),
   'POST /dashboard/settings/rotate-secret': settingsForm('rotate-secret', { overlap: '3600', password: PASSWORD }),
+  'POST /dashboard/webhooks/add': signedInForm('/dashboard/webhooks/add', { url: 'https://hooks.shop.example/added', 'event_verification.approved': 'on' }),
+  'POST /dashboard/webhooks/test': signedInForm('/dashboard/webhooks/test', { endpoint_id: '{endpoint}' }),
+  'POST /dashboard/webhooks/replay': async () => {
+    // A delivery the worker gave up on: what the replay button is for.
+    const [delivery] = await ctx.deps.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.endpointId, endpointId))
+    await ctx.deps.db.update(webhookDeliveries).set({ deliveredAt: null, deadAt: ctx.clock.now() }).where(eq(webhookDeliveries.id, delivery!.id))
+    return signedInForm('/dashboard/webhooks/replay', { delivery_id: delivery!.id })()
+  },
+  'POST /dashboard/webhooks/remove': signedInForm('/dashboard/webhooks/remove', { endpoint_id: '{endpoint}' }),
   // A passkey that is not saved (or not this user's) is gone as far as this user can tell: the same answer.
   'POST /dashboard/passkeys/delete': signedInForm('/dashboard/passkeys/delete', { credential_id: 'bm90LWEtc2F2ZWQtb25l' }),
 }
@@ -102,7 +127,7 @@ describe('post/redirect/get: every dashboard form that succeeds answers 303', ()
     const { browser, response } = await send()
     expect(response.status).toBe(303)
     const location = response.headers.get('location')!
-    expect(location).toMatch(/^\/dashboard\/[a-z-]+(\?[^#]*)?$/)
+    expect(location).toMatch(/^\/dashboard\/[A-Za-z0-9_/-]+(\?[^#]*)?$/)
     // The page it leads to is an ordinary GET a reload repeats harmlessly.
     expect((await browser.request(location)).status).toBe(200)
   })

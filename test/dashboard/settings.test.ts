@@ -53,7 +53,7 @@ const decode = (html: string) =>
   )
 const snippetOf = (html: string, name: string) => decode(new RegExp(`<code data-snippet="${name}">([\\s\\S]*?)</code>`).exec(html)?.[1] ?? '')
 const alertOf = (html: string) => /<div role="alert" class="alert"[^>]*><p>([^<]*)<\/p>/.exec(html)?.[1]
-const FLASH = 'ofage_secret_flash'
+const FLASH = 'ofage_rotated_secret'
 const shownSecret = (html: string) => /<code class="mono secret" id="new-secret">([^<]+)<\/code>/.exec(html)?.[1]
 /**
  * Rotates with the form, as a browser does: the post answers 303 to the settings page (post/redirect/get),
@@ -282,12 +282,12 @@ describe('rotating the secret', () => {
 
   test('without an overlap: the post redirects, the page it leads to shows the new secret once (in the snippet too), the old one stops at once', async () => {
     const { response, sealed, html, secret } = await rotate(owner, '0')
-    // Carried across the redirect sealed, HttpOnly, for the settings page alone, for two minutes; never stored.
+    // Carried across the redirect sealed, HttpOnly, for the settings page alone, for five minutes; never stored.
     const flashCookie = response.headers.getSetCookie().find((line) => line.startsWith(`${FLASH}=`))!
     expect(flashCookie).toContain('HttpOnly')
     expect(flashCookie).toContain('SameSite=Strict')
     expect(flashCookie).toContain('Path=/dashboard/settings')
-    expect(flashCookie).toContain('Max-Age=120')
+    expect(flashCookie).toContain('Max-Age=300')
     expect(sealed).not.toContain(secret)
     expect(html).toContain('it is shown only this once')
     expect(html).toContain('The previous secret no longer works.')
@@ -343,7 +343,7 @@ describe('rotating the secret', () => {
     expect(select).toContain('<option value="0">No time: it stops working now (a leaked secret)</option>')
   })
 
-  test('the sealed secret opens once, for the session that rotated, within two minutes, and only while it is the client’s secret', async () => {
+  test('the sealed secret opens once, for the session that rotated, within five minutes, and only while it is the client’s secret', async () => {
     const other = await signedIn(ctx, 'owner@shop.example')
     // Another session of the same user, handed the cookie: nothing shown, and the cookie is cleared.
     const first = await post(owner, 'rotate-secret', { overlap: '0', password: PASSWORD })
@@ -353,8 +353,8 @@ describe('rotating the secret', () => {
     const elsewhere = await settings(other)
     expect(shownSecret(elsewhere)).toBeUndefined()
     expect(other.jar.has(FLASH)).toBe(false)
-    // Its own session, once more than two minutes have passed: nothing.
-    ctx.clock.advance(121_000)
+    // Its own session, once more than five minutes have passed: nothing.
+    ctx.clock.advance(301_000)
     expect(shownSecret(await settings(owner))).toBeUndefined()
     // Rotated again before the page was read: the first secret no longer works, so it is not shown.
     const second = await post(owner, 'rotate-secret', { overlap: '0', password: PASSWORD })

@@ -167,6 +167,10 @@ catalogChecks('dashboard', dashboardLanguages, dashboardLanguageCodes, {
   no: ['es', 'it'],
   'counts.total': ['es', 'fr'],
   modeLabel: ['fr'],
+  'webhooksPage.nav': ['de', 'es', 'fr'],
+  'webhooksPage.deliveryColumns.status': ['de'],
+  'webhooksPage.columns.action': ['fr'],
+  'webhooksPage.deliveryColumns.action': ['fr'],
 })
 
 describe('a message that names a button quotes that button’s own words', () => {
