@@ -5,6 +5,9 @@ import type { GateSettings } from '../gate/gate-settings.ts'
 import { formatInstant } from './audit-page.tsx'
 import { dashboardLanguages } from '../i18n/languages.ts'
 import { GatePanel } from './gate-panel.tsx'
+import { BrandingPanel } from './branding-panel.tsx'
+import type { LogoVersion } from '../branding/branding.ts'
+import type { DashboardMessages } from '../i18n/dashboard-messages.ts'
 import { integrationCode, integrationEnvironment } from './integration-snippet.ts'
 import { DashboardLayout, href, RemoveForm, type Account, type View } from './layout.tsx'
 import { PasskeyList } from './passkey-panel.tsx'
@@ -18,8 +21,20 @@ export const SECRET_OVERLAPS = ['0', '3600', '86400', '604800', '2592000'] as co
  */
 export const DEFAULT_SECRET_OVERLAP: (typeof SECRET_OVERLAPS)[number] = '86400'
 
-export type SettingsNotice = 'redirect_uri_added' | 'redirect_uri_removed' | 'site_saved' | 'methods_saved' | 'passkey_added' | 'passkey_removed' | 'gate_host_added' | 'gate_host_removed' | 'gate_saved'
-export type SettingsSection = 'redirect' | 'site' | 'methods' | 'gate' | 'secret'
+/** The notices of "Your site's look" (branding-routes.tsx), said by its own messages. */
+export const BRANDING_NOTICES = ['branding_saved', 'logo_saved', 'logo_removed'] as const
+export type SettingsNotice =
+  | 'redirect_uri_added'
+  | 'redirect_uri_removed'
+  | 'site_saved'
+  | 'methods_saved'
+  | 'passkey_added'
+  | 'passkey_removed'
+  | 'gate_host_added'
+  | 'gate_host_removed'
+  | 'gate_saved'
+  | (typeof BRANDING_NOTICES)[number]
+export type SettingsSection = 'redirect' | 'site' | 'methods' | 'gate' | 'secret' | 'branding'
 /** A refused form: which section, what to say, and what the user typed (shown again). */
 export type SettingsProblem = { section: SettingsSection; message: string; values?: Record<string, string> }
 /** A secret just rotated: shown once, with when the previous one stops working (null: it already has). */
@@ -31,6 +46,8 @@ type SettingsPageProps = {
   client: Client
   /** The client's age gate: its hosts, age and cookie lifetime. */
   gate: GateSettings
+  /** The client's logo, if it has one (src/branding/). */
+  logo: LogoVersion | undefined
   publicUrl: string
   now: Date
   notice?: SettingsNotice | undefined
@@ -44,7 +61,7 @@ type SettingsPageProps = {
  * The client's integration settings: its status, redirect URIs, minimum age and home address, the secret's
  * rotation, and a snippet filled with its real values. Every form posts with the session's CSRF token.
  */
-export function SettingsPage({ view, account, client, gate, publicUrl, now, notice, problem, rotated, passkeys }: SettingsPageProps) {
+export function SettingsPage({ view, account, client, gate, logo, publicUrl, now, notice, problem, rotated, passkeys }: SettingsPageProps) {
   const t = dashboardLanguages[view.lang]
   const action = (path: string) => href(view, `/dashboard/settings/${path}`)
   const failed = (section: SettingsSection) => (problem?.section === section ? problem : undefined)
@@ -59,7 +76,7 @@ export function SettingsPage({ view, account, client, gate, publicUrl, now, noti
       <p safe>{t.settingsIntro}</p>
       {notice && (
         <p role="status" class="notice" safe>
-          {t.settingsNotices[notice]}
+          {noticeText(t, notice)}
         </p>
       )}
       {rotated && (
@@ -229,6 +246,8 @@ export function SettingsPage({ view, account, client, gate, publicUrl, now, noti
         </div>
       </form>
 
+      <BrandingPanel view={view} csrf={account.csrf} client={client} logo={logo} problem={failed('branding')} />
+
       <GatePanel view={view} csrf={account.csrf} gate={gate} problem={failed('gate')} />
 
       <h2 safe>{t.secretHeading}</h2>
@@ -296,6 +315,11 @@ export function SettingsPage({ view, account, client, gate, publicUrl, now, noti
       </p>
     </DashboardLayout>
   )
+}
+
+function noticeText(t: DashboardMessages, notice: SettingsNotice): string {
+  const branding = { branding_saved: t.branding.notices.saved, logo_saved: t.branding.notices.logoSaved, logo_removed: t.branding.notices.logoRemoved }
+  return Object.hasOwn(branding, notice) ? branding[notice as keyof typeof branding] : t.settingsNotices[notice as keyof DashboardMessages['settingsNotices']]
 }
 
 function Problem({ id, message }: { id: string; message: string }) {
