@@ -1,6 +1,9 @@
 import { imageSize } from 'image-size'
 import jpeg from 'jpeg-js'
 import { PNG } from 'pngjs'
+import decodePng, { init as initPng } from '@jsquash/png/decode.js'
+// @ts-expect-error The package's .d.ts beside the wasm types its exports; imported as a file, it is a path.
+import pngDecoderWasm from '@jsquash/png/codec/pkg/squoosh_png_bg.wasm' with { type: 'file' }
 import decodeWebp, { init as initWebp } from '@jsquash/webp/decode.js'
 import webpDecoderWasm from '@jsquash/webp/codec/dec/webp_dec.wasm' with { type: 'file' }
 import { orient } from '../estimator/image.ts'
@@ -23,7 +26,7 @@ export type LogoResult = { ok: true; logo: LogoImage } | { ok: false; problem: L
 
 /**
  * Turns an upload into the logo we store: PNG, JPEG or WebP by its bytes (never its name or declared type),
- * bounded in bytes and, from its header, in pixels before a pixel is decoded; then decoded by a library,
+ * bounded in bytes and, from its header (image-size), in pixels before a pixel is decoded; then decoded by a library,
  * scaled into {@link LOGO_BOX} and encoded again as a PNG of our own. Nothing of the upload survives but
  * its pixels: no metadata, no colour profile, no second frame, no bytes after the image (a polyglot's
  * HTML or script), since the served file is what we wrote.
@@ -88,31 +91,33 @@ function isAnimatedWebp(b: Uint8Array): boolean {
 }
 
 async function decode(format: LogoFormat, bytes: Uint8Array): Promise<Rgba> {
-  if (format === 'png') {
-    const png = PNG.sync.read(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))
-    return { width: png.width, height: png.height, data: new Uint8Array(png.data.buffer, png.data.byteOffset, png.data.byteLength) }
-  }
   if (format === 'jpeg') {
     const image = jpeg.decode(bytes, { useTArray: true, formatAsRGBA: true, maxResolutionInMP: MAX_LOGO_PIXELS / 1e6, maxMemoryUsageInMB: 64 })
     return { width: image.width, height: image.height, data: image.data }
   }
-  await webpDecoder()
-  const image = await decodeWebp(bytes.slice().buffer)
+  const image = format === 'png' ? await (await pngDecoder)(bytes.slice().buffer) : await (await webpDecoder)(bytes.slice().buffer)
   return { width: image.width, height: image.height, data: new Uint8Array(image.data.buffer, image.data.byteOffset, image.data.byteLength) }
 }
 
-let webpReady: Promise<void> | undefined
-
 /**
- * libwebp's decoder (Squoosh's build, @jsquash/webp) from the wasm file in the package, embedded in a compiled
- * binary: compiled once per process, never fetched.
+ * Squoosh's decoders as @jsquash packages them: Rust's png crate and libwebp, compiled to wasm. Their wasm
+ * files come from the packages (embedded in a compiled binary), compiled once per process when the first
+ * logo arrives, never fetched. pngjs, which the estimator reads with, is not used to read here: under Bun
+ * it takes a truncated or corrupt PNG stream for black pixels instead of refusing it.
  */
-function webpDecoder(): Promise<void> {
-  webpReady ??= Bun.file(webpDecoderWasm)
-    .arrayBuffer()
-    .then((wasm) => WebAssembly.compile(wasm))
-    .then((module) => (initWebp as unknown as (module: WebAssembly.Module) => Promise<void>)(module))
-  return webpReady
+const pngDecoder = lazy(async () => {
+  await initPng(await WebAssembly.compile(await Bun.file(pngDecoderWasm as string).arrayBuffer()))
+  return decodePng
+})
+const webpDecoder = lazy(async () => {
+  await (initWebp as unknown as (module: WebAssembly.Module) => Promise<void>)(await WebAssembly.compile(await Bun.file(webpDecoderWasm).arrayBuffer()))
+  return decodeWebp
+})
+
+/** A promise made on first use, not at import: a process that never reads a logo never compiles a decoder. */
+function lazy<T>(make: () => Promise<T>): PromiseLike<T> {
+  let made: Promise<T> | undefined
+  return { then: (resolve, reject) => (made ??= make()).then(resolve, reject) }
 }
 
 /** A JPEG turned as its EXIF orientation says, as browsers show it; JPEG has no alpha, so every pixel is opaque. */
