@@ -55,15 +55,13 @@ export async function updateBranding(db: Database, clientId: string, changes: Br
     const [client] = await tx.select().from(clients).where(eq(clients.id, clientId)).for('update')
     if (!client) return undefined
     const privacyUrl = changes.privacyUrl == null ? changes.privacyUrl : readPrivacyUrl(changes.privacyUrl, client.sandbox)
-    const [updated] = await tx
-      .update(clients)
-      .set({
-        ...(displayName !== undefined && { displayName }),
-        ...(accentColour !== undefined && { accentColour }),
-        ...(privacyUrl !== undefined && { privacyUrl }),
-      })
-      .where(eq(clients.id, clientId))
-      .returning()
+    const set = {
+      ...(displayName !== undefined && { displayName }),
+      ...(accentColour !== undefined && { accentColour }),
+      ...(privacyUrl !== undefined && { privacyUrl }),
+    }
+    if (Object.keys(set).length === 0) return client
+    const [updated] = await tx.update(clients).set(set).where(eq(clients.id, clientId)).returning()
     return updated
   })
 }
@@ -146,4 +144,10 @@ export async function findClientLogo(db: Database, clientId: string): Promise<Cl
 export async function findLogoVersion(db: Database, clientId: string): Promise<LogoVersion | undefined> {
   const [logo] = await db.select({ sha256: clientLogos.sha256, width: clientLogos.width, height: clientLogos.height }).from(clientLogos).where(eq(clientLogos.clientId, clientId))
   return logo
+}
+
+/** Every client's logo version by client id, without bytes: for `clients list`. */
+export async function listLogoVersions(db: Database): Promise<Map<string, LogoVersion>> {
+  const rows = await db.select({ clientId: clientLogos.clientId, sha256: clientLogos.sha256, width: clientLogos.width, height: clientLogos.height }).from(clientLogos)
+  return new Map(rows.map(({ clientId, ...version }) => [clientId, version]))
 }

@@ -15,7 +15,7 @@ import {
 import { deleteClient } from './delete-client.ts'
 import { describeGate, readGateOrigin, readGateSettings, updateGate, type GateChanges, type GateSettings } from '../gate/gate-settings.ts'
 import { gateAgeOf, gateCallbackUri, listGateHostsByClient } from '../gate/gate-hosts.ts'
-import { describeBranding, findLogoVersion, removeClientLogo, setClientLogo, updateBranding } from '../branding/branding.ts'
+import { describeBranding, findLogoVersion, listLogoVersions, removeClientLogo, setClientLogo, updateBranding } from '../branding/branding.ts'
 import { readLogoFile } from '../branding/logo-file.ts'
 
 export const CLIENTS_SUBCOMMANDS = ['create', 'list', 'show', 'suspend', 'activate', 'rotate-secret', 'update', 'delete'] as const
@@ -77,10 +77,11 @@ export async function clientsCommand(services: Services, sub: string | undefined
     return withSecret(created, secret, await readGateSettings(deps.db, created))
   }
   if (sub === 'list') {
-    const gated = await listGateHostsByClient(deps.db)
+    const [gated, logos] = await Promise.all([listGateHostsByClient(deps.db), listLogoVersions(deps.db)])
     const json = (await listClients(deps.db)).map((client) => ({
       ...describeClient(client),
       ...describeGate({ hosts: gated.get(client.id) ?? [], age: gateAgeOf(client), ageIsSet: client.gateAge !== null, ttlSeconds: client.gateTtlSeconds }),
+      ...describeBranding(client, logos.get(client.id)),
     }))
     const rows = json.map((c) => [c.client_id, c.status, c.sandbox ? 'yes' : 'no', c.verification_limit === null ? 'none' : String(c.verification_limit), c.created_at.slice(0, 10), c.name])
     const table = json.length

@@ -199,6 +199,14 @@ describe('the rules of a site’s look', () => {
     expect(await updateBranding(ctx.deps.db, sandbox.id, { displayName: ` ${name} `, privacyUrl: 'http://shop.test/privacy' })).toMatchObject({ displayName: name, privacyUrl: 'http://shop.test/privacy' })
   })
 
+  test('no change at all changes nothing; an unknown client is undefined', async () => {
+    const shop = await ctx.createClient({ sandbox: true })
+    await updateBranding(ctx.deps.db, shop.id, { displayName: 'Same' })
+    expect(await updateBranding(ctx.deps.db, shop.id, {})).toMatchObject({ id: shop.id, displayName: 'Same' })
+    expect(await updateBranding(ctx.deps.db, 'cl_nobody', { displayName: 'X' })).toBeUndefined()
+    expect(await setClientLogo(ctx.deps, 'cl_nobody', fixture('logo-32x16.png'))).toBeUndefined()
+  })
+
   test('deleting a client deletes its logo with it', async () => {
     const shop = await ctx.createClient({ sandbox: true })
     await setClientLogo(ctx.deps, shop.id, fixture('logo-32x16.png'))
@@ -217,6 +225,8 @@ describe('ofage clients update: the look from the command line', () => {
     expect(shown).toMatchObject({ display_name: 'Shop Example', accent_colour: '#14632c', privacy_url: 'https://shop.example/privacy', logo: { width: 32, height: 16 } })
     expect(shown.logo.sha256).toBe((await findLogoVersion(ctx.deps.db, shop.id))!.sha256)
     expect((await cli('clients', 'show', shop.id)).text).toContain(`logo: 32×16 PNG, sha256 ${shown.logo.sha256}`)
+    // list --json says the same as show --json.
+    expect(JSON.parse((await cli('clients', 'list', '--json')).text).find((c: { client_id: string }) => c.client_id === shop.id)).toEqual(shown)
     const cleared = await cli('clients', 'update', shop.id, '--display-name', 'none', '--accent-colour', 'none', '--privacy-url', 'none', '--logo', 'none', '--json')
     expect(JSON.parse(cleared.text)).toMatchObject({ display_name: null, accent_colour: null, privacy_url: null, logo: null })
     expect((await cli('clients', 'show', shop.id)).text).toContain('logo: none')
