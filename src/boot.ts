@@ -13,6 +13,7 @@ import { loadServerKeys } from './keys/server-keys.ts'
 import { loadVerifierKey } from './keys/verifier-key.ts'
 import { systemClock, type Clock } from './lib/clock.ts'
 import { jsonLogger, type Logger } from './lib/log.ts'
+import { createSmtpOutbox } from './mail/outbox.ts'
 import { createMetrics } from './ops/metrics.ts'
 import { RevocationCache } from './oauth/revocations.ts'
 
@@ -75,12 +76,16 @@ export async function startServices(
       deps.credentials = { trust, verifier, readerAuth: identity.readerAuth }
       if (identity.readerAuth || identity.requestSigning) deps.log.info('credential_certificates', describeReaderIdentity(identity))
     }
+    // No connection until the first email: a CLI command that sends none never reaches the SMTP server.
+    if (config.mail) deps.outbox = createSmtpOutbox(config.mail, deps.log)
     if (config.demo) await ensureDemoClient(deps, { sync: options.syncDemoClient ?? false })
     // Only the server runs the face check; CLI commands never load its models.
     if (options.estimator && config.face.enabled) deps.estimator = startEstimator(config, deps.log)
     return {
       deps,
       async close() {
+        // What the last requests asked to send goes out before the database it is composed from closes.
+        await deps.outbox?.close()
         await deps.estimator?.close()
         await open.close()
       },

@@ -50,6 +50,20 @@ export type Config = {
   hstsIncludeSubDomains: boolean
   /** NODE_ENV=production: the dev issuer and wallet commands, and a dev issuer in the trust list, are refused. */
   production: boolean
+  /** SMTP_URL and SMTP_FROM: the dashboard's "Forgot password?" emails; unset, the operator resets passwords. */
+  mail: MailConfig | undefined
+}
+
+/** Where the service's emails go out: an SMTP submission server and the sender they come from. */
+export type MailConfig = {
+  /** `smtps:` TLS from the first byte (port 465 by default); `smtp:` STARTTLS whenever the server offers it (587). */
+  secure: boolean
+  host: string
+  port: number
+  /** The account SMTP_URL names, percent-decoded; its password is never logged, nor echoed by an error. */
+  auth: { user: string; pass: string } | undefined
+  /** SMTP_FROM: `address` or `Name <address>`. */
+  from: string
 }
 
 /** How many hits a key may take per window. */
@@ -75,6 +89,10 @@ export type RateLimitConfig = {
   signInAccountCeiling: Limit
   /** Dashboard sign-in attempts per address per fifteen minutes (RATE_LIMIT_SIGNIN_ADDRESS). */
   signInAddress: Limit
+  /** "Forgot password?" requests per email, known or not, from all addresses per hour (RATE_LIMIT_PASSWORD_RESET_EMAIL). */
+  passwordResetEmail: Limit
+  /** "Forgot password?" requests per address per hour (RATE_LIMIT_PASSWORD_RESET_ADDRESS). */
+  passwordResetAddress: Limit
 }
 
 export type CredentialConfig = {
@@ -180,10 +198,54 @@ export function loadConfig(env: Env = process.env): Config {
       signInAccount: { max: readInt('RATE_LIMIT_SIGNIN_ACCOUNT', env.RATE_LIMIT_SIGNIN_ACCOUNT, { min: 1, max: 1_000_000, fallback: 10 }), windowMs: 15 * 60_000 },
       signInAccountCeiling: { max: readInt('RATE_LIMIT_SIGNIN_ACCOUNT_CEILING', env.RATE_LIMIT_SIGNIN_ACCOUNT_CEILING, { min: 1, max: 1_000_000, fallback: 100 }), windowMs: 15 * 60_000 },
       signInAddress: { max: readInt('RATE_LIMIT_SIGNIN_ADDRESS', env.RATE_LIMIT_SIGNIN_ADDRESS, { min: 1, max: 1_000_000, fallback: 30 }), windowMs: 15 * 60_000 },
+      // Each reset request may send an email: a few an hour reach a forgetful owner, and no inbox is flooded.
+      passwordResetEmail: { max: readInt('RATE_LIMIT_PASSWORD_RESET_EMAIL', env.RATE_LIMIT_PASSWORD_RESET_EMAIL, { min: 1, max: 1_000_000, fallback: 3 }), windowMs: 60 * 60_000 },
+      passwordResetAddress: { max: readInt('RATE_LIMIT_PASSWORD_RESET_ADDRESS', env.RATE_LIMIT_PASSWORD_RESET_ADDRESS, { min: 1, max: 1_000_000, fallback: 10 }), windowMs: 60 * 60_000 },
     },
     trustProxy: readFlag('TRUST_PROXY', env.TRUST_PROXY) ?? false,
     hstsIncludeSubDomains: readFlag('HSTS_INCLUDE_SUBDOMAINS', env.HSTS_INCLUDE_SUBDOMAINS) ?? false,
     production,
+    mail: readMail(env.SMTP_URL, env.SMTP_FROM),
+  }
+}
+
+/**
+ * SMTP_URL (`smtp://user:password@host:587` or `smtps://…`, user and password percent-encoded) and SMTP_FROM,
+ * set together or not at all. An error never echoes SMTP_URL: it may hold a password.
+ */
+function readMail(urlValue: string | undefined, fromValue: string | undefined): MailConfig | undefined {
+  const raw = nonEmpty(urlValue)
+  const from = nonEmpty(fromValue)
+  if (raw === undefined) {
+    if (from !== undefined) throw new ConfigError('SMTP_FROM', 'needs SMTP_URL: no email is sent without it')
+    return undefined
+  }
+  const url = URL.canParse(raw) ? new URL(raw) : undefined
+  const shape = 'must be smtp://user:password@host:port or smtps://… (user and password percent-encoded), without path or query'
+  if (!url || (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') || !url.hostname || !['', '/'].includes(url.pathname) || url.search || url.hash) {
+    throw new ConfigError('SMTP_URL', shape)
+  }
+  const decode = (part: string) => {
+    try {
+      return decodeURIComponent(part)
+    } catch {
+      throw new ConfigError('SMTP_URL', shape)
+    }
+  }
+  if (from === undefined) throw new ConfigError('SMTP_FROM', 'is required with SMTP_URL: the sender of the emails, as address or Name <address>')
+  // A line break would start another header: the address is one line, and looks like one.
+  if (/[\p{Cc}]/u.test(from) || !/^(?:[^<>]*<)?[^\s@<>",]+@[^\s@<>",]+>?$/.test(from) || from.includes('<') !== from.endsWith('>')) {
+    throw new ConfigError('SMTP_FROM', `must be an email address or Name <address>, got "${from.replace(/[\p{Cc}]/gu, '?')}"`)
+  }
+  const secure = url.protocol === 'smtps:'
+  const port = url.port ? Number(url.port) : secure ? 465 : 587
+  if (port < 1) throw new ConfigError('SMTP_URL', shape)
+  return {
+    secure,
+    host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+    port,
+    auth: url.username || url.password ? { user: decode(url.username), pass: decode(url.password) } : undefined,
+    from,
   }
 }
 

@@ -8,6 +8,7 @@ import type { ServerKeys } from './keys/server-keys.ts'
 import type { Clock } from './lib/clock.ts'
 import type { GateDirectory } from './gate/gate-directory.ts'
 import type { Logger } from './lib/log.ts'
+import type { Outbox } from './mail/outbox.ts'
 import type { Challenge } from './liveness/challenge.ts'
 import type { Metrics } from './ops/metrics.ts'
 import type { RevocationCache } from './oauth/revocations.ts'
@@ -30,6 +31,8 @@ export type AppDeps = {
   credentials?: { trust: TrustStore; verifier: VerifierKey; readerAuth?: CertifiedKey }
   /** Every gated host and its client's gate settings, read again when any of them changes (src/gate/). */
   gate: GateDirectory
+  /** The dashboard's emails ("Forgot password?"), when SMTP_URL is set. */
+  outbox?: Outbox
   /** Verifications token validation found live, forgotten when any instance revokes one. */
   revocations?: RevocationCache
   /** Tests only: fixes the live challenge (poses and timing), so that a recorded clip can answer it. */

@@ -45,10 +45,13 @@ describe('loadConfig (DESIGN.md "Configuration")', () => {
         signInAccount: { max: 10, windowMs: 900_000 },
         signInAccountCeiling: { max: 100, windowMs: 900_000 },
         signInAddress: { max: 30, windowMs: 900_000 },
+        passwordResetEmail: { max: 3, windowMs: 3_600_000 },
+        passwordResetAddress: { max: 10, windowMs: 3_600_000 },
       },
       trustProxy: false,
       hstsIncludeSubDomains: false,
       production: false,
+      mail: undefined,
     })
   })
 
@@ -102,6 +105,57 @@ describe('loadConfig (DESIGN.md "Configuration")', () => {
     expect(configError({ CREDENTIAL_TRUST_LIST: file, CREDENTIAL_VERIFIER_KEY_FILE: file }).variable).toBe('CREDENTIAL_VERIFIER_KEY_FILE')
   })
 
+  test('SMTP_URL and SMTP_FROM: where the dashboard’s emails go out, the account percent-decoded; smtps on 465, smtp on 587 by default', () => {
+    const from = 'ofage <no-reply@age.example>'
+    expect(loadConfig({ SMTP_URL: 'smtp://mailer:p%40ss%3Aw%2Fo@mail.example:2525', SMTP_FROM: from }).mail).toEqual({
+      secure: false,
+      host: 'mail.example',
+      port: 2525,
+      auth: { user: 'mailer', pass: 'p@ss:w/o' },
+      from,
+    })
+    expect(loadConfig({ SMTP_URL: 'smtps://mail.example', SMTP_FROM: 'no-reply@age.example' }).mail).toEqual({ secure: true, host: 'mail.example', port: 465, auth: undefined, from: 'no-reply@age.example' })
+    expect(loadConfig({ SMTP_URL: 'smtp://[::1]/', SMTP_FROM: 'root@localhost' }).mail).toMatchObject({ secure: false, host: '::1', port: 587 })
+    expect(loadConfig({ SMTP_URL: ' ', SMTP_FROM: '' }).mail).toBeUndefined()
+  })
+
+  test.each([
+    [{ SMTP_URL: 'http://mail.example', SMTP_FROM: 'a@b.example' }, 'SMTP_URL'],
+    [{ SMTP_URL: 'smtp://u:secret-word@mail.example/inbox', SMTP_FROM: 'a@b.example' }, 'SMTP_URL'],
+    [{ SMTP_URL: 'smtp://u:secret-word@mail.example?tls.rejectUnauthorized=false', SMTP_FROM: 'a@b.example' }, 'SMTP_URL'],
+    [{ SMTP_URL: 'smtp://u:secret-word@mail.example:0', SMTP_FROM: 'a@b.example' }, 'SMTP_URL'],
+    [{ SMTP_URL: 'smtp://u:secret-word@mail.example:70000', SMTP_FROM: 'a@b.example' }, 'SMTP_URL'],
+    [{ SMTP_URL: 'smtp://u:secret-word%E0%A4%A@mail.example', SMTP_FROM: 'a@b.example' }, 'SMTP_URL'],
+    [{ SMTP_URL: 'smtp:/secret-word', SMTP_FROM: 'a@b.example' }, 'SMTP_URL'],
+    [{ SMTP_URL: 'smtp://u:secret-word@mail.example' }, 'SMTP_FROM'],
+    [{ SMTP_FROM: 'a@b.example' }, 'SMTP_FROM'],
+    [{ SMTP_URL: 'smtp://mail.example', SMTP_FROM: 'not an address' }, 'SMTP_FROM'],
+    [{ SMTP_URL: 'smtp://mail.example', SMTP_FROM: 'a@b.example\r\nBcc: c@d.example' }, 'SMTP_FROM'],
+    [{ SMTP_URL: 'smtp://mail.example', SMTP_FROM: 'Name <a@b.example' }, 'SMTP_FROM'],
+  ])('%j stops start-up naming %s, and never says the SMTP password', (env, variable) => {
+    const error = configError(env)
+    expect(error.variable).toBe(variable)
+    expect(error.message.startsWith(variable)).toBe(true)
+    expect(error.message).not.toContain('\n')
+    expect(error.message).not.toContain('secret-word')
+  })
+
+  test('a bad SMTP_URL stops the server before it starts: exit 1, one line naming the variable, not its password', async () => {
+    const child = Bun.spawn(['bun', 'src/cli.ts', 'serve'], {
+      env: { ...process.env, SMTP_URL: 'smtp://mailer:secret-word@mail.example/inbox', SMTP_FROM: 'no-reply@age.example', DATABASE_URL: 'memory:' },
+      stdout: 'pipe',
+      stderr: 'pipe',
+    })
+    try {
+      const [status, err] = await Promise.all([child.exited, new Response(child.stderr).text()])
+      expect(status).toBe(1)
+      expect(err.trim().split('\n')).toEqual([expect.stringMatching(/^ofage: configuration error: SMTP_URL must be /)])
+      expect(err).not.toContain('secret-word')
+    } finally {
+      child.kill()
+    }
+  }, 30_000)
+
   test.each([
     [{ PORT: 'abc' }, 'PORT'],
     [{ PORT: '0' }, 'PORT'],
@@ -121,6 +175,8 @@ describe('loadConfig (DESIGN.md "Configuration")', () => {
     [{ FACE_WORKERS: '0' }, 'FACE_WORKERS'],
     [{ FACE_QUEUE: 'many' }, 'FACE_QUEUE'],
     [{ FACE_UPLOAD: 'bogus' }, 'FACE_UPLOAD'],
+    [{ RATE_LIMIT_PASSWORD_RESET_EMAIL: '0' }, 'RATE_LIMIT_PASSWORD_RESET_EMAIL'],
+    [{ RATE_LIMIT_PASSWORD_RESET_ADDRESS: 'ten' }, 'RATE_LIMIT_PASSWORD_RESET_ADDRESS'],
   ])('%j stops start-up naming %s', (env, variable) => {
     const error = configError(env)
     expect(error.variable).toBe(variable)

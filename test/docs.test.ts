@@ -105,7 +105,7 @@ describe('docs/integration.md', () => {
 })
 
 describe('docs/integration.md: webhooks', () => {
-  test('the receiver accepts what the service sends, once per message, and refuses a forgery', async () => {
+  test('the receiver accepts what the service sends (an approval, and the documented test event), once per message, and refuses a forgery', async () => {
     const { addWebhookEndpoint } = await import('../src/webhooks/endpoints.ts')
     const { deliverDue } = await import('../src/webhooks/delivery.ts')
     const { issueCode } = await import('../src/oauth/codes.ts')
@@ -137,6 +137,17 @@ describe('docs/integration.md: webhooks', () => {
       expect(forged.status).toBe(400)
       expect(handled).toHaveLength(1)
       expect(statuses).toEqual([204, 400])
+      // The dashboard's "Send a test event": the payload the guide shows, with this client's and endpoint's ids.
+      const { enqueueTestEvent } = await import('../src/webhooks/events.ts')
+      const at = new Date()
+      await enqueueTestEvent(running.services.deps.db, endpoint, at)
+      const documented = /`webhook\.test` event[\s\S]*?```json\n(.*)\n```/.exec(guide)![1]!
+      const expected = JSON.parse(documented.replace('cl_test_…', shop.id).replace('we_…', endpoint.id).replace('2026-11-22T12:00:00.000Z', at.toISOString()))
+      while (handled.length === 1 && performance.now() < deadline + 10_000) {
+        if ((await deliverDue(running.services.deps)) === 0) await Bun.sleep(50)
+      }
+      expect(handled[1]).toEqual(expected)
+      expect(statuses).toEqual([204, 400, 204])
     } finally {
       receiver.stop(true)
     }

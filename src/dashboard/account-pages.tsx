@@ -39,6 +39,11 @@ export function SignInPage({ view, csrf, email, failed, notice }: { view: View; 
           {t.signIn}
         </button>
       </form>
+      <p class="forgot-password">
+        <a href={href(view, '/dashboard/forgot-password')} safe>
+          {t.forgotPassword.link}
+        </a>
+      </p>
     </DashboardLayout>
   )
 }
@@ -76,7 +81,9 @@ type SetPasswordProps = { view: View; csrf: string; token: string; email: string
 
 /**
  * The set-password form of a one-time link; the token travels in the form, not in the post's URL. When the
- * account has passkeys, it offers to remove them, ticked unless the user unticked it.
+ * account has passkeys, it offers to remove them, ticked unless the user unticked it. The length rule is
+ * shown by the field and checked by the server only: a `minlength` would stop the post at a browser tooltip,
+ * and the server's sentence, tied to the field, would never be read.
  */
 export function SetPasswordPage({ view, csrf, token, email, passkeys, removePasskeys, problem }: SetPasswordProps) {
   const t = dashboardLanguages[view.lang]
@@ -86,7 +93,9 @@ export function SetPasswordPage({ view, csrf, token, email, passkeys, removePass
       <p safe>{t.setPasswordIntro(email)}</p>
       {problem && (
         <div role="alert" class="alert">
-          <p safe>{problem}</p>
+          <p id="password-problem" safe>
+            {problem}
+          </p>
         </div>
       )}
       <form method="post" action={href(view, '/dashboard/set-password')} class="stack narrow">
@@ -103,9 +112,9 @@ export function SetPasswordPage({ view, csrf, token, email, passkeys, removePass
           type="password"
           autocomplete="new-password"
           required
-          minlength={String(MIN_PASSWORD_LENGTH)}
           maxlength={String(MAX_PASSWORD_LENGTH)}
-          aria-describedby="password-rule"
+          aria-describedby={problem ? 'password-problem password-rule' : 'password-rule'}
+          aria-invalid={problem ? 'true' : undefined}
         />
         <p id="password-rule" class="small" safe>
           {t.passwordRule(MIN_PASSWORD_LENGTH)}
@@ -135,6 +144,11 @@ export function LinkInvalidPage({ view, switchPath }: { view: View; switchPath: 
       <p>
         <a href={href(view, '/dashboard/sign-in')} safe>
           {t.signIn}
+        </a>
+      </p>
+      <p>
+        <a href={href(view, '/dashboard/forgot-password')} safe>
+          {t.forgotPassword.link}
         </a>
       </p>
     </DashboardLayout>

@@ -52,6 +52,7 @@ export function DashboardLayout({ view, title, account, switchPath, children }: 
                   [
                     ['/dashboard/audit', t.auditLog],
                     ['/dashboard/usage', t.usage],
+                    ['/dashboard/webhooks', t.webhooksPage.nav],
                     ['/dashboard/settings', t.settings],
                   ] as const
                 ).map(([path, text]) => (

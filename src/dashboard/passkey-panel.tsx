@@ -29,7 +29,10 @@ export function PasskeySignIn({ view, csrf }: { view: View; csrf: string }) {
         {t.signInWithPasskey}
       </button>
       <p class="status" role="status" aria-live="polite" data-passkey-status></p>
-      <p safe>{t.orWithPassword}</p>
+      {/* A separator of its own, set apart from the button above: the password form below is the other way. */}
+      <p class="or-password" safe>
+        {t.orWithPassword}
+      </p>
       <script src="/assets/passkey.js" defer></script>
     </div>
   )

@@ -322,7 +322,8 @@ function noticeText(t: DashboardMessages, notice: SettingsNotice): string {
   return Object.hasOwn(branding, notice) ? branding[notice as keyof typeof branding] : t.settingsNotices[notice as keyof DashboardMessages['settingsNotices']]
 }
 
-function Problem({ id, message }: { id: string; message: string }) {
+/** A refused form's alert: what to fix, announced at once. */
+export function Problem({ id, message }: { id: string; message: string }) {
   return (
     <div role="alert" class="alert" id={id}>
       <p safe>{message}</p>

@@ -430,8 +430,13 @@ export const webhookDeliveries = pgTable(
     deliveredAt: instant('delivered_at'),
     deadAt: instant('dead_at'),
   },
-  // The worker's one question, "what is due?", reads only the rows still pending.
-  (t) => [index('webhook_deliveries_due').on(t.nextAttemptAt).where(sql`${t.deliveredAt} is null and ${t.deadAt} is null`)],
+  (t) => [
+    // The worker's one question, "what is due?", reads only the rows still pending.
+    index('webhook_deliveries_due').on(t.nextAttemptAt).where(sql`${t.deliveredAt} is null and ${t.deadAt} is null`),
+    // The dashboard's list of an endpoint's deliveries, newest first, a page at a time (keyset on created_at,
+    // id); and the cascade when an endpoint is removed, which otherwise reads the whole outbox.
+    index('webhook_deliveries_endpoint_created').on(t.endpointId, t.createdAt, t.id),
+  ],
 )
 
 /**

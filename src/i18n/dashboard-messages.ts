@@ -25,6 +25,22 @@ export type DashboardMessages = {
   removePasskeys: (count: number) => string
   removePasskeysHelp: string
 
+  /** "Forgot password?" (src/dashboard/password-reset.ts): a link by email when SMTP_URL is set, else the operator's command. */
+  forgotPassword: {
+    link: string
+    title: string
+    intro: string
+    send: string
+    /** The one answer to every request, whether or not the email has an account. */
+    sent: string
+    tooMany: string
+    operatorResets: string
+    backToSignIn: string
+    emailSubject: string
+    /** The email's plain text: the set-password link, and until when it works. */
+    emailBody: (uri: string, until: string) => string
+  }
+
   setPasswordTitle: string
   setPasswordIntro: (email: string) => string
   newPassword: string
@@ -97,6 +113,41 @@ export type DashboardMessages = {
   showTable: string
   dayTableCaption: string
   day: string
+
+  /** The webhooks page (/dashboard/webhooks): the client's endpoints and each one's deliveries. */
+  webhooksPage: {
+    nav: string
+    intro: string
+    endpointsCaption: string
+    noEndpoints: string
+    columns: { url: string; events: string; created: string; action: string }
+    removeEndpoint: (uri: string) => string
+    addHeading: string
+    urlLabel: string
+    urlHelp: string
+    eventsLegend: string
+    eventNames: Record<'verification.approved' | 'code.replayed' | 'plan.limit_reached' | 'client.secret_rotated', string>
+    add: string
+    secretHeading: string
+    secretShownOnce: (uri: string) => string
+    endpointTitle: string
+    backToEndpoints: string
+    endpointFields: { id: string; url: string; events: string; created: string }
+    sendTest: string
+    testHelp: string
+    deliveriesHeading: string
+    deliveriesIntro: string
+    deliveriesCaption: string
+    deliveryColumns: { event: string; created: string; status: string; attempts: string; nextAttempt: string; lastAnswer: string; action: string }
+    statuses: Record<'pending' | 'delivered' | 'failed' | 'dead', string>
+    noDeliveries: string
+    replay: string
+    replayDelivery: (created: string) => string
+    older: string
+    newest: string
+    notices: Record<'endpoint_added' | 'endpoint_removed' | 'test_sent' | 'replayed', string>
+    problems: { url: string; https: string; internal: string; known: string; tooMany: (max: number) => string; events: string; notDead: string }
+  }
 
   settings: string
   settingsIntro: string

@@ -4,7 +4,8 @@ import { clients, webhookDeliveries, webhookEndpoints } from '../db/schema.ts'
 import { OAuthError } from '../errors.ts'
 import type { Clock } from '../lib/clock.ts'
 import { randomToken } from '../lib/crypto.ts'
-import { readHttpUrl } from '../lib/http-url.ts'
+import { refuseAddress } from '../lib/address-policy.ts'
+import { isCleartextUrl, readHttpUrl } from '../lib/http-url.ts'
 import { findClient } from '../oauth/clients.ts'
 import { eventTypes, type EventType } from './events.ts'
 
@@ -13,14 +14,22 @@ export type WebhookDelivery = typeof webhookDeliveries.$inferSelect
 
 type EndpointDeps = { db: Database; clock: Clock; config: { production: boolean } }
 
+/** Endpoints a client may have: each event is sent to every one of them. */
+export const MAX_WEBHOOK_ENDPOINTS = 10
+
 /**
  * Registers an endpoint for a client and returns it with its signing secret (Standard Webhooks' `whsec_`
- * form, 32 random bytes). HTTPS only in production; plain http for a receiver on the operator's machine.
+ * form, 32 random bytes). HTTPS only in production, and for a live client anywhere but on loopback (the
+ * rule of its redirect URIs); plain http for a receiver on the operator's machine or a sandbox client's.
  */
 export async function addWebhookEndpoint(deps: EndpointDeps, clientId: string, input: { url: string; events?: string[] }): Promise<WebhookEndpoint> {
-  if (!(await findClient(deps.db, clientId))) throw new OAuthError('invalid_request', `no client ${clientId}`)
+  const client = await findClient(deps.db, clientId)
+  if (!client) throw new OAuthError('invalid_request', `no client ${clientId}`)
   const url = readHttpUrl('a webhook URL', input.url)
   if (deps.config.production && url.protocol !== 'https:') throw new OAuthError('invalid_request', 'a webhook URL must be https in production')
+  if (!client.sandbox && isCleartextUrl(url)) {
+    throw new OAuthError('invalid_request', `a webhook URL must use https for a live client (only loopback addresses and sandbox clients may use http): ${url.href}`)
+  }
   const events = input.events?.length ? [...new Set(input.events)] : [...eventTypes]
   const unknown = events.filter((event) => !(eventTypes as readonly string[]).includes(event))
   if (unknown.length) throw new OAuthError('invalid_request', `unknown event type ${unknown.join(', ')}; known: ${eventTypes.join(', ')}`)
@@ -42,12 +51,46 @@ export async function addWebhookEndpoint(deps: EndpointDeps, clientId: string, i
           `to change its events or secret, remove it (webhooks remove ${existing.id}) and add it again`,
       )
     }
+    const count = await tx.$count(webhookEndpoints, eq(webhookEndpoints.clientId, clientId))
+    if (count >= MAX_WEBHOOK_ENDPOINTS) throw new OAuthError('invalid_request', `client ${clientId} has ${count} webhook endpoints, the most a client may have: remove one first`)
     const [endpoint] = await tx
       .insert(webhookEndpoints)
       .values({ id: `we_${randomToken(12)}`, clientId, url: url.href, secret, events: events as EventType[], createdAt: deps.clock.now() })
       .returning()
     return endpoint!
   })
+}
+
+/**
+ * Whether a webhook URL names a host on the service's own networks: a private, link-local or reserved
+ * address, or loopback unless allowed. Only IP literals and `localhost` are judged here; a name that
+ * resolves to such an address is not (docs/decisions.md). For endpoints a client's own people add (the
+ * dashboard), not the operator: a client must not make our server probe its neighbours and read the answer
+ * off the deliveries list.
+ */
+export function isInternalWebhookUrl(url: URL, options: { allowLoopback: boolean }): boolean {
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1')
+  if (host === 'localhost' || host.endsWith('.localhost')) return !options.allowLoopback
+  const refusal = refuseAddress(host, options)
+  return refusal === 'private_address' || refusal === 'loopback_address'
+}
+
+/**
+ * Whether a text can be one of our ids (`we_…`, `msg_…`: a prefix and base64url). Anything else names
+ * nothing, and is never sent to the database (a NUL byte is an error there, not a miss).
+ */
+export function isWebhookId(value: string): boolean {
+  return /^[a-z]+_[A-Za-z0-9_-]{1,64}$/.test(value)
+}
+
+/** One endpoint of this client; another client's is not found, exactly like one that does not exist. */
+export async function findClientEndpoint(db: Database, clientId: string, endpointId: string): Promise<WebhookEndpoint | undefined> {
+  if (!isWebhookId(endpointId)) return undefined
+  const [endpoint] = await db
+    .select()
+    .from(webhookEndpoints)
+    .where(and(eq(webhookEndpoints.id, endpointId), eq(webhookEndpoints.clientId, clientId)))
+  return endpoint
 }
 
 export async function listWebhookEndpoints(db: Database, clientId: string): Promise<WebhookEndpoint[]> {

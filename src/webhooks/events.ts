@@ -28,10 +28,36 @@ export async function enqueueEvent<T extends EventType>(tx: Executor, clientId: 
     .from(webhookEndpoints)
     .where(and(eq(webhookEndpoints.clientId, clientId), arrayContains(webhookEndpoints.events, [type])))
   if (endpoints.length === 0) return 0
-  // Standard Webhooks' payload: type, timestamp, data.
-  const payload = JSON.stringify({ type, timestamp: at.toISOString(), data })
-  await tx.insert(webhookDeliveries).values(
-    endpoints.map((endpoint) => ({ id: `msg_${randomToken(18)}`, endpointId: endpoint.id, eventType: type, payload, createdAt: at, nextAttemptAt: at })),
-  )
+  const payload = eventPayload(type, data, at)
+  await tx.insert(webhookDeliveries).values(endpoints.map((endpoint) => outboxRow(endpoint.id, type, payload, at)))
   return endpoints.length
+}
+
+/**
+ * The event a dashboard user sends to one endpoint to see it work (docs/integration.md §6). Not one of
+ * {@link eventTypes}: no endpoint subscribes to it, it goes only where it is sent, and it says nothing
+ * that happened, only which client and endpoint it is for.
+ */
+export const TEST_EVENT_TYPE = 'webhook.test'
+export type TestEventData = { client_id: string; endpoint_id: string }
+
+/**
+ * Writes a `webhook.test` event to the outbox of one endpoint: the same row, signature and worker as a
+ * real event, so what the receiver gets (or the failure the dashboard then shows) is what a real one
+ * would meet. Returns the delivery's id (the message's `webhook-id`).
+ */
+export async function enqueueTestEvent(db: Executor, endpoint: { id: string; clientId: string }, at: Date): Promise<string> {
+  const data: TestEventData = { client_id: endpoint.clientId, endpoint_id: endpoint.id }
+  const row = outboxRow(endpoint.id, TEST_EVENT_TYPE, eventPayload(TEST_EVENT_TYPE, data, at), at)
+  await db.insert(webhookDeliveries).values(row)
+  return row.id
+}
+
+/** Standard Webhooks' payload: type, timestamp, data; the exact text that is signed and sent. */
+function eventPayload(type: string, data: object, at: Date): string {
+  return JSON.stringify({ type, timestamp: at.toISOString(), data })
+}
+
+function outboxRow(endpointId: string, eventType: string, payload: string, at: Date) {
+  return { id: `msg_${randomToken(18)}`, endpointId, eventType, payload, createdAt: at, nextAttemptAt: at }
 }

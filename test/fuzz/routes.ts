@@ -18,7 +18,11 @@ import { randomToken } from '../../src/lib/crypto.ts'
 import { sealGateFlow, sealGatePass } from '../../src/gate/gate-cookie.ts'
 import { updateGate } from '../../src/gate/gate-settings.ts'
 import { s256 } from '../../src/oauth/pkce.ts'
-import { createTestContext, ISSUER, PUBLIC_URL, REDIRECT_URI } from '../helpers.ts'
+import { webhookDeliveries } from '../../src/db/schema.ts'
+import { addWebhookEndpoint, findClientEndpoint, listWebhookEndpoints } from '../../src/webhooks/endpoints.ts'
+import { enqueueTestEvent } from '../../src/webhooks/events.ts'
+import { eq } from 'drizzle-orm'
+import { createTestContext, freePort, ISSUER, PUBLIC_URL, REDIRECT_URI } from '../helpers.ts'
 import { testBrowser } from '../verification/browser.ts'
 
 /**
@@ -36,7 +40,7 @@ export type Real =
   | 'clientId' | 'secret' | 'redirectUri' | 'state' | 'code' | 'token' | 'session' | 'csrf' | 'browser' | 'agePass'
   | 'walletState' | 'requestId' | 'answeredRequestId' | 'challenge' | 'demoState' | 'demoCode' | 'metricsToken' | 'sdJwt' | 'mdoc'
   | 'dashboardSession' | 'dashboardCsrf' | 'dashboardForm' | 'dashboardFormCsrf' | 'dashboardEmail' | 'dashboardPassword' | 'passwordToken' | 'transactionId'
-  | 'gatePass' | 'gateFlow' | 'gateCode'
+  | 'gatePass' | 'gateFlow' | 'gateCode' | 'webhookEndpoint' | 'webhookDelivery'
   | 'logoVersion' | 'logoFile'
 
 export type Piece =
@@ -211,10 +215,26 @@ function shapes(hostile: Arbitrary<Piece>, strict: boolean): Shape[] {
     { ...dashboardGet(['dashboard', 'audit', '']), name: 'GET /dashboard/audit/:transaction_id', path: ['dashboard', 'audit', mix(edited('transactionId'))] },
     dashboardPost('sign-in', { email: mix(real('dashboardEmail')), password }, 'dashboardFormCsrf'),
     dashboardPost('set-password', { token: mix(edited('passwordToken')), password, confirm: password, remove_passkeys: mix(words('1', '', 'on')) }, 'dashboardFormCsrf'),
+    dashboardGet(['dashboard', 'forgot-password'], { ...lang, notice: mix(words('sent', 'SENT')) }),
+    dashboardPost('forgot-password', { email: mix(real('dashboardEmail'), words('nobody@shop.example', '')) }, 'dashboardFormCsrf'),
     dashboardPost('sign-out', {}, 'dashboardCsrf'),
     dashboardGet(['dashboard', 'sign-out-everywhere']),
     dashboardPost('sign-out-everywhere', { remove_passkeys: mix(words('1', '', 'on')) }, 'dashboardCsrf'),
     dashboardGet(['dashboard', 'settings'], { ...lang, notice: mix(words('redirect_uri_added', 'redirect_uri_removed', 'site_saved', 'methods_saved', 'branding_saved', 'logo_saved')) }),
+    dashboardGet(['dashboard', 'webhooks'], { ...lang, notice: mix(words('endpoint_added', 'endpoint_removed', 'test_sent', 'replayed', 'x')) }),
+    {
+      ...dashboardGet(['dashboard', 'webhooks', ''], { ...lang, notice: mix(words('test_sent', 'replayed')), before: mix(words('2026-11-22T12:00:00.000Z_msg_ffffffffffffffffffffffff', '2026-02-30T12:00:00.000Z_msg_a')) }),
+      name: 'GET /dashboard/webhooks/:endpoint_id',
+      path: ['dashboard', 'webhooks', mix(edited('webhookEndpoint'))],
+    },
+    dashboardPost('webhooks/add', {
+      url: mix(words('https://hooks.fuzz.example/in', 'http://hooks.fuzz.example/in', 'https://10.0.0.1/x', 'https://[::1]/x', 'javascript:alert(1)', 'https://a.example/#f', '')),
+      'event_verification.approved': mix(words('on', '', 'off')),
+      'event_code.replayed': mix(words('on', '')),
+    }, 'dashboardCsrf'),
+    dashboardPost('webhooks/remove', { endpoint_id: mix(real('webhookEndpoint'), words('we_doesnotexist', '')) }, 'dashboardCsrf'),
+    dashboardPost('webhooks/test', { endpoint_id: mix(edited('webhookEndpoint')) }, 'dashboardCsrf'),
+    dashboardPost('webhooks/replay', { delivery_id: mix(edited('webhookDelivery'), words('msg_doesnotexist', '')) }, 'dashboardCsrf'),
     dashboardPost('settings/redirect-uris/add', { redirect_uri: mix(words('https://added.example/cb', 'http://localhost:8080/cb?x=1', 'javascript:alert(1)', 'https://a.example/#f', 'https://a.example/ b', '')) }, 'dashboardCsrf'),
     dashboardPost('settings/redirect-uris/remove', { redirect_uri: mix(real('redirectUri'), words('https://added.example/cb', 'https://never.example/')) }, 'dashboardCsrf'),
     dashboardPost('settings/site', { min_age: mix(words('', '18', '0', '100', '1e1', '-1', '０')), home_url: mix(words('', 'https://shop.example/', 'ftp://x', 'https://u:p@x.example/')) }, 'dashboardCsrf'),
@@ -679,9 +699,13 @@ export async function createFuzzTarget() {
   const logged = new Map<string, unknown>()
   const log: Logger = { info() {}, error: (event, fields) => void logged.set(String(fields?.request_id), { event, ...fields }) }
   const many = '1000000'
+  // "Forgot password?" composes its emails for real; the SMTP server refuses the connection (nothing listens).
+  const closedPort = await freePort()
   const env = {
     OFAGE_DEMO: '1', METRICS_TOKEN, CREDENTIAL_TRUST_LIST: join(dir, 'trust-list.pem'), TRUST_PROXY: '1',
     RATE_LIMIT_AUTH_FAILURES: many, RATE_LIMIT_SESSIONS: many, RATE_LIMIT_CHECKS: many, RATE_LIMIT_SIGNIN_ACCOUNT: many, RATE_LIMIT_SIGNIN_ADDRESS: many,
+    RATE_LIMIT_PASSWORD_RESET_EMAIL: many, RATE_LIMIT_PASSWORD_RESET_ADDRESS: many,
+    SMTP_URL: `smtp://127.0.0.1:${closedPort}`, SMTP_FROM: 'no-reply@shop.example',
   }
   const ctx = await createTestContext({ env, log, estimator: fuzzEstimator() })
   const shop = await ctx.createClient({ name: 'Fuzz shop' })
@@ -776,6 +800,17 @@ export async function createFuzzTarget() {
         case 'dashboardForm': return randomToken(24)
         case 'dashboardFormCsrf': return preSessionCsrfToken(ctx.deps.keys.dashboardKey, await get('dashboardForm'))
         case 'passwordToken': return (await issuePasswordLink(ctx.deps, pendingUser.id))!.token
+        // The dashboard's client's endpoint (the fuzzer removes it now and then: then a new one), and a dead delivery of it.
+        case 'webhookEndpoint': {
+          const [endpoint] = await listWebhookEndpoints(ctx.deps.db, dashboardClient.id)
+          return (endpoint ?? (await addWebhookEndpoint(ctx.deps, dashboardClient.id, { url: `https://hooks.fuzz.example/${randomToken(6)}` }))).id
+        }
+        case 'webhookDelivery': {
+          const endpoint = await findClientEndpoint(ctx.deps.db, dashboardClient.id, await get('webhookEndpoint'))
+          const id = await enqueueTestEvent(ctx.deps.db, endpoint!, ctx.clock.now())
+          await ctx.deps.db.update(webhookDeliveries).set({ deadAt: ctx.clock.now(), attempts: 11, lastStatus: 503 }).where(eq(webhookDeliveries.id, id))
+          return id
+        }
         case 'gateCode': return (await ctx.issueCode({ clientId: sandbox.id, redirectUri: `https://${GATED_HOST}/.ofage/callback`, state: GATE_STATE, codeChallenge: s256(GATE_VERIFIER) })).code
         case 'demoCode': return (await ctx.issueCode({ clientId: DEMO_CLIENT_ID, redirectUri: demoRedirectUri(PUBLIC_URL), state: DEMO_STATE })).code
         case 'challenge': return (await post('methods/face/challenge')).challenge ?? 'no-challenge'

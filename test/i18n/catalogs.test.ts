@@ -169,6 +169,10 @@ catalogChecks('dashboard', dashboardLanguages, dashboardLanguageCodes, {
   chartMax: ['it'],
   'counts.total': ['es', 'fr'],
   modeLabel: ['fr'],
+  'webhooksPage.nav': ['de', 'es', 'fr'],
+  'webhooksPage.deliveryColumns.status': ['de'],
+  'webhooksPage.columns.action': ['fr'],
+  'webhooksPage.deliveryColumns.action': ['fr'],
   'branding.logoLabel': ['de', 'es', 'fr', 'it'],
 })
 

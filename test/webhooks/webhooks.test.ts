@@ -7,12 +7,12 @@ import { Webhook } from 'standardwebhooks'
 import { verifyWebhook } from 'ofage/client'
 import { startServices } from '../../src/boot.ts'
 import { runCommand } from '../../src/commands.ts'
-import { webhookDeliveries } from '../../src/db/schema.ts'
+import { webhookDeliveries, webhookEndpoints } from '../../src/db/schema.ts'
 import { fixedClock, systemClock } from '../../src/lib/clock.ts'
 import { silentLogger } from '../../src/lib/log.ts'
 import { rotateClientSecret } from '../../src/oauth/clients.ts'
 import { deliverDue, RETRY_DELAYS_S, startWebhookWorker } from '../../src/webhooks/delivery.ts'
-import { addWebhookEndpoint, removeWebhookEndpoint } from '../../src/webhooks/endpoints.ts'
+import { addWebhookEndpoint, MAX_WEBHOOK_ENDPOINTS, removeWebhookEndpoint } from '../../src/webhooks/endpoints.ts'
 import { createTestContext, freshDatabaseUrl, onPostgres, queryRows, REDIRECT_URI, testConfig, type TestContext } from '../helpers.ts'
 
 /**
@@ -108,6 +108,32 @@ describe('events are written with what they report', () => {
     await expect(addWebhookEndpoint(ctx.deps, shop.id, { url: 'ftp://shop.example/x' })).rejects.toThrow('http(s)')
     await expect(addWebhookEndpoint({ ...ctx.deps, config: { ...ctx.deps.config, production: true } }, shop.id, { url: 'http://shop.example/x' })).rejects.toThrow('https')
     await removeWebhookEndpoint(ctx.deps.db, endpoint.id)
+  })
+
+  test('a live client’s webhook URL must be https, as its redirect URIs (loopback aside); a sandbox client’s may be http; the CLI says why', async () => {
+    const live = await ctx.createClient({ name: 'Live hooks shop' })
+    const sandbox = await ctx.createClient({ name: 'Sandbox hooks shop', sandbox: true })
+    const refused = await addWebhookEndpoint(ctx.deps, live.id, { url: 'http://shop.example/hooks' }).catch((error) => error)
+    expect(refused.code).toBe('invalid_request')
+    expect(refused.description).toBe('a webhook URL must use https for a live client (only loopback addresses and sandbox clients may use http): http://shop.example/hooks')
+    expect((await addWebhookEndpoint(ctx.deps, live.id, { url: 'http://127.0.0.1:8080/hooks' })).url).toBe('http://127.0.0.1:8080/hooks')
+    expect((await addWebhookEndpoint(ctx.deps, sandbox.id, { url: 'http://shop.example/hooks' })).url).toBe('http://shop.example/hooks')
+    const out: string[] = []
+    const io = { out: (text: string) => out.push(text), err: (text: string) => out.push(text) }
+    expect(await runCommand({ deps: ctx.deps, close: async () => {} }, ['webhooks', 'add', live.id, '--url', 'http://shop.example/cli'], io)).toBe(1)
+    expect(out.join('\n')).toContain('must use https for a live client')
+  })
+
+  test('a client has at most 10 endpoints, even when adds race for the last place', async () => {
+    const shop = await ctx.createClient({ name: 'Crowded shop' })
+    for (let i = 1; i <= 8; i++) await addWebhookEndpoint(ctx.deps, shop.id, { url: `https://shop.example/hooks/${i}` })
+    const raced = await Promise.allSettled([9, 10, 11, 12, 13].map((i) => addWebhookEndpoint(ctx.deps, shop.id, { url: `https://shop.example/hooks/${i}` })))
+    expect(raced.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(2)
+    const refused = raced.find((outcome) => outcome.status === 'rejected') as PromiseRejectedResult
+    expect(refused.reason.description).toBe(`client ${shop.id} has 10 webhook endpoints, the most a client may have: remove one first`)
+    const listed = await ctx.deps.db.select().from(webhookEndpoints).where(eq(webhookEndpoints.clientId, shop.id))
+    expect(listed).toHaveLength(MAX_WEBHOOK_ENDPOINTS)
+    expect(MAX_WEBHOOK_ENDPOINTS).toBe(10)
   })
 })
 

@@ -1,0 +1,1 @@
+CREATE INDEX IF NOT EXISTS "webhook_deliveries_endpoint_created" ON "webhook_deliveries" USING btree ("endpoint_id","created_at","id");
