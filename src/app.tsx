@@ -1,6 +1,7 @@
 import { openapi } from '@elysiajs/openapi'
 import { Elysia, ValidationError } from 'elysia'
 import packageJson from '../package.json' with { type: 'json' }
+import { brandingRoutes } from './branding/routes.ts'
 import { DashboardErrorPage } from './dashboard/error-page.tsx'
 import { dashboardRoutes } from './dashboard/routes.ts'
 import type { AppDeps } from './deps.ts'
@@ -62,6 +63,7 @@ export function createApp(deps: AppDeps) {
     .use(authorizationRoutes(deps))
     .use(usageRoutes(deps))
     .use(pageRoutes(deps))
+    .use(brandingRoutes(deps))
     .use(gateAuthRoutes(deps))
     .use(gateFlowRoutes(deps))
     .use(dashboardRoutes(deps))

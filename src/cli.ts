@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs'
+import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { adminSocketPath, forwardCommand } from './admin-socket.ts'
 import { startServices, type Services } from './boot.ts'
@@ -58,7 +59,7 @@ export async function runCli(argv: string[], config: Config, io: Io = consoleIo)
     }
     const socket = config.database.kind === 'pglite' ? adminSocketPath(config.database.dataDir) : undefined
     if (cause instanceof ConfigError && cause.variable === 'DATA_DIR' && socket && existsSync(socket)) {
-      return forwardCommand(socket, argv, io)
+      return forwardCommand(socket, withAbsoluteFiles(argv), io)
     }
     throw cause
   }
@@ -85,6 +86,17 @@ async function withServerAppUrl(services: Services, command: string, io: Io): Pr
     )
   }
   return services
+}
+
+/**
+ * The command line with `--logo FILE` as an absolute path: the server reads the file, from wherever it was
+ * started, on behalf of a command typed here.
+ */
+export function withAbsoluteFiles(argv: string[]): string[] {
+  return argv.map((arg, i) => {
+    if (arg.startsWith('--logo=') && arg !== '--logo=none') return `--logo=${resolve(arg.slice('--logo='.length))}`
+    return argv[i - 1] === '--logo' && arg !== 'none' ? resolve(arg) : arg
+  })
 }
 
 /** The process entry for `bun run cli`, `bun start` and the compiled binary: one clear line on failure. */

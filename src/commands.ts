@@ -34,6 +34,8 @@ Usage: ofage [command] [--json]
                     [--home-url URL|none] [--add-redirect-uri URI] [--remove-redirect-uri URI]
                     [--require-pkce on|off] [--require-par on|off] [--methods LIST]
                     [--gate-host HOST] [--remove-gate-host HOST] [--gate-age N|none] [--gate-ttl 30d]
+                    [--display-name NAME|none] [--accent-colour '#rrggbb'|none] [--privacy-url URL|none]
+                    [--logo FILE|none]   the site's look on the hosted page (PNG, JPEG or WebP, 1 MiB)
   clients delete ID [--force]             with its audit rows, usage counters, webhooks, open codes
                                           and sessions, in one transaction; refused while it has
                                           verifications this month unless --force (suspend keeps them)
@@ -79,6 +81,10 @@ export const options = {
   'remove-gate-host': { type: 'string', multiple: true },
   'gate-age': { type: 'string' },
   'gate-ttl': { type: 'string' },
+  'display-name': { type: 'string' },
+  'accent-colour': { type: 'string' },
+  'privacy-url': { type: 'string' },
+  logo: { type: 'string' },
   url: { type: 'string' },
   event: { type: 'string', multiple: true },
   client: { type: 'string' },

@@ -3,6 +3,9 @@ import { cleartextAddresses, siteHomeUrl, type Client } from '../oauth/clients.t
 import type { GateSettings } from '../gate/gate-settings.ts'
 import { dashboardLanguages } from '../i18n/languages.ts'
 import { GatePanel } from './gate-panel.tsx'
+import { BrandingPanel } from './branding-panel.tsx'
+import type { LogoVersion } from '../branding/branding.ts'
+import type { DashboardMessages } from '../i18n/dashboard-messages.ts'
 import { integrationCode, integrationEnvironment } from './integration-snippet.ts'
 import { DashboardLayout, href, RemoveForm, type Account, type View } from './layout.tsx'
 import { DataTable } from './data-table.tsx'
@@ -12,8 +15,20 @@ import { NewSecret, SecretPanel } from './secret-panel.tsx'
 import { invalid, Problem, Section } from './section.tsx'
 import type { DashboardPasskey } from './passkeys.ts'
 
-export type SettingsNotice = 'redirect_uri_added' | 'redirect_uri_removed' | 'site_saved' | 'methods_saved' | 'passkey_added' | 'passkey_removed' | 'gate_host_added' | 'gate_host_removed' | 'gate_saved'
-export type SettingsSection = 'redirect' | 'site' | 'methods' | 'gate' | 'secret'
+/** The notices of "Your site's look" (branding-routes.tsx), said by its own messages. */
+export const BRANDING_NOTICES = ['branding_saved', 'logo_saved', 'logo_removed'] as const
+export type SettingsNotice =
+  | 'redirect_uri_added'
+  | 'redirect_uri_removed'
+  | 'site_saved'
+  | 'methods_saved'
+  | 'passkey_added'
+  | 'passkey_removed'
+  | 'gate_host_added'
+  | 'gate_host_removed'
+  | 'gate_saved'
+  | (typeof BRANDING_NOTICES)[number]
+export type SettingsSection = 'redirect' | 'site' | 'methods' | 'gate' | 'secret' | 'branding'
 /** The section a notice is about: it opens, so the change just saved is in view. */
 const noticeSection: Record<SettingsNotice, SettingsSection | 'passkeys'> = {
   redirect_uri_added: 'redirect',
@@ -25,6 +40,9 @@ const noticeSection: Record<SettingsNotice, SettingsSection | 'passkeys'> = {
   gate_host_added: 'gate',
   gate_host_removed: 'gate',
   gate_saved: 'gate',
+  branding_saved: 'branding',
+  logo_saved: 'branding',
+  logo_removed: 'branding',
 }
 /** A refused form: which section, what to say, and what the user typed (shown again). */
 export type SettingsProblem = { section: SettingsSection; message: string; values?: Record<string, string> }
@@ -35,6 +53,8 @@ type SettingsPageProps = {
   client: Client
   /** The client's age gate: its hosts, age and cookie lifetime. */
   gate: GateSettings
+  /** The client's logo, if it has one (src/branding/). */
+  logo: LogoVersion | undefined
   publicUrl: string
   now: Date
   notice?: SettingsNotice | undefined
@@ -50,7 +70,7 @@ type SettingsPageProps = {
  * Each part below the status is a section closed to its heading, open where the user is working: a refused
  * form, a change just saved, and the snippet right after a rotation (it then carries the new secret).
  */
-export function SettingsPage({ view, account, client, gate, publicUrl, now, notice, problem, rotated, passkeys }: SettingsPageProps) {
+export function SettingsPage({ view, account, client, gate, logo, publicUrl, now, notice, problem, rotated, passkeys }: SettingsPageProps) {
   const t = dashboardLanguages[view.lang]
   const action = (path: string) => href(view, `/dashboard/settings/${path}`)
   const failed = (section: SettingsSection) => (problem?.section === section ? problem : undefined)
@@ -65,7 +85,7 @@ export function SettingsPage({ view, account, client, gate, publicUrl, now, noti
       <p safe>{t.settingsIntro}</p>
       {notice && (
         <p role="status" class="notice" safe>
-          {t.settingsNotices[notice]}
+          {noticeText(t, notice)}
         </p>
       )}
       {rotated && <NewSecret view={view} rotated={rotated} />}
@@ -214,6 +234,10 @@ export function SettingsPage({ view, account, client, gate, publicUrl, now, noti
         </form>
       </Section>
 
+      <Section headingId="branding-heading" heading={t.branding.heading} open={opened('branding')}>
+        <BrandingPanel view={view} csrf={account.csrf} client={client} logo={logo} problem={failed('branding')} />
+      </Section>
+
       <Section headingId="gate-heading" heading={t.gate.heading} open={opened('gate')}>
         <GatePanel view={view} csrf={account.csrf} gate={gate} problem={failed('gate')} />
       </Section>
@@ -250,4 +274,9 @@ export function SettingsPage({ view, account, client, gate, publicUrl, now, noti
       </Section>
     </DashboardLayout>
   )
+}
+
+function noticeText(t: DashboardMessages, notice: SettingsNotice): string {
+  const branding = { branding_saved: t.branding.notices.saved, logo_saved: t.branding.notices.logoSaved, logo_removed: t.branding.notices.logoRemoved }
+  return Object.hasOwn(branding, notice) ? branding[notice as keyof typeof branding] : t.settingsNotices[notice as keyof DashboardMessages['settingsNotices']]
 }

@@ -17,8 +17,10 @@ import { GATE_TTLS } from './gate-panel.tsx'
 import { readGateSettings, updateGate, type GateChanges } from '../gate/gate-settings.ts'
 import { createRotatedSecretCookie, type RotatedSecret } from './rotated-secret-cookie.ts'
 import { SECRET_OVERLAPS } from './secret-panel.tsx'
-import { SettingsPage, type SettingsNotice, type SettingsProblem } from './settings-page.tsx'
+import { BRANDING_NOTICES, SettingsPage, type SettingsNotice, type SettingsProblem } from './settings-page.tsx'
 import { confirmPassword } from './sign-in.ts'
+import { findLogoVersion } from '../branding/branding.ts'
+import { brandingSettingsRoutes } from './branding-routes.tsx'
 
 const hidden = { detail: { hide: true } }
 const form = { parse: [readForm, 'urlencoded' as const] }
@@ -29,7 +31,7 @@ const SettingsQuery = t.Object({
   lang: t.Optional(t.String({ maxLength: 8 })),
   notice: t.Optional(
     t.Union(
-      (['redirect_uri_added', 'redirect_uri_removed', 'site_saved', 'methods_saved', 'passkey_added', 'passkey_removed', 'gate_host_added', 'gate_host_removed', 'gate_saved'] as const).map((notice) => t.Literal(notice)),
+      (['redirect_uri_added', 'redirect_uri_removed', 'site_saved', 'methods_saved', 'passkey_added', 'passkey_removed', 'gate_host_added', 'gate_host_removed', 'gate_saved', ...BRANDING_NOTICES] as const).map((notice) => t.Literal(notice)),
     ),
   ),
 })
@@ -62,9 +64,9 @@ export function settingsRoutes(deps: AppDeps, context: DashboardContext) {
     extras: { notice?: SettingsNotice | undefined; problem?: SettingsProblem; rotated?: RotatedSecret | undefined; client?: Client } = {},
   ) {
     const [client, passkeys] = await Promise.all([extras.client ?? sessionClient(session), listDashboardPasskeys(deps.db, session.user.id)])
-    const gate = await readGateSettings(deps.db, client)
+    const [gate, logo] = await Promise.all([readGateSettings(deps.db, client), findLogoVersion(deps.db, client.id)])
     page(set, extras.problem ? 400 : 200)
-    return <SettingsPage view={view} account={accountOf(session)} client={client} gate={gate} publicUrl={deps.config.publicUrl} now={deps.clock.now()} passkeys={passkeys} {...extras} />
+    return <SettingsPage view={view} account={accountOf(session)} client={client} gate={gate} logo={logo} publicUrl={deps.config.publicUrl} now={deps.clock.now()} passkeys={passkeys} {...extras} />
   }
 
   /** A settings form's post: its language, the session (undefined: not signed in), the refusals in that language. */
@@ -90,6 +92,7 @@ export function settingsRoutes(deps: AppDeps, context: DashboardContext) {
   }
 
   return new Elysia({ name: 'dashboard-settings-routes' })
+    .use(brandingSettingsRoutes(deps, context, render))
     .get(
       '/dashboard/settings',
       async ({ query, request, cookie, set }) => {

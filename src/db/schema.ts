@@ -15,6 +15,7 @@ import {
   timestamp,
   uniqueIndex,
   uuid,
+  customType,
 } from 'drizzle-orm/pg-core'
 
 const instant = (name: string) => timestamp(name, { withTimezone: true, mode: 'date', precision: 3 })
@@ -66,9 +67,17 @@ export const clients = pgTable(
     gateAge: integer('gate_age'),
     /** How long a gate cookie lets a browser through without a new check. */
     gateTtlSeconds: integer('gate_ttl_seconds').notNull().default(30 * 86_400),
+    /** The site's look on the hosted page (src/branding/): the name shown instead of `name`, when set. */
+    displayName: text('display_name'),
+    /** `#rrggbb`, lower case, readable as white text on it and as link text on the page (WCAG 2.2 AA). */
+    accentColour: text('accent_colour'),
+    /** The site's privacy policy, linked under the page's privacy notice. */
+    privacyUrl: text('privacy_url'),
     createdAt: instant('created_at').notNull(),
   },
   (t) => [
+    check('clients_display_name_length', sql`${t.displayName} is null or char_length(${t.displayName}) between 1 and 80`),
+    check('clients_accent_colour_shape', sql`${t.accentColour} is null or ${t.accentColour} ~ '^#[0-9a-f]{6}$'`),
     check('clients_gate_age_range', sql`${t.gateAge} is null or ${t.gateAge} between 1 and 99`),
     check('clients_gate_ttl_range', sql`${t.gateTtlSeconds} between 60 and 34560000`),
     check('clients_face_buffer_range', sql`${t.faceBuffer} is null or ${t.faceBuffer} between 0 and 30`),
@@ -515,3 +524,27 @@ export const dashboardPasskeyChallenges = pgTable(
   },
   (t) => [index('dashboard_passkey_challenges_expires').on(t.expiresAt)],
 )
+
+const bytea = customType<{ data: Uint8Array<ArrayBuffer>; driverData: Uint8Array }>({
+  dataType: () => 'bytea',
+  fromDriver: (value) => new Uint8Array(value),
+})
+
+/**
+ * A client's logo (src/branding/): a PNG we encoded ourselves from the upload's pixels, nothing of the upload's
+ * own bytes. In the database, so that every instance serves it and the embedded default needs no files.
+ */
+export const clientLogos = pgTable('client_logos', {
+  clientId: text('client_id')
+    .primaryKey()
+    .references(() => clients.id, { onDelete: 'cascade' }),
+  png: bytea('png').notNull(),
+  /** SHA-256 of `png`, hex: the version in the logo's URL. */
+  sha256: text('sha256').notNull(),
+  width: integer('width').notNull(),
+  height: integer('height').notNull(),
+  createdAt: instant('created_at').notNull(),
+}, (t) => [
+  // The display bounds of src/branding/logo-image.ts: what we encode never exceeds them.
+  check('client_logos_bounds', sql`${t.width} between 1 and 1024 and ${t.height} between 1 and 256 and octet_length(${t.png}) <= 1048576`),
+])

@@ -230,6 +230,38 @@ export type DashboardMessages = {
     gateAge: string
     gateTtl: string
   }
+  /** The site's look on the hosted page (src/branding/): logo, display name, accent colour, privacy policy link. */
+  branding: {
+    heading: string
+    intro: string
+    logoLabel: string
+    logoHelp: string
+    currentLogo: string
+    noLogo: string
+    uploadLogo: string
+    removeLogo: string
+    displayNameLabel: string
+    displayNameHelp: (site: string) => string
+    accentLabel: string
+    accentHelp: string
+    privacyUrlLabel: string
+    privacyUrlHelp: string
+    save: string
+    notices: { saved: string; logoSaved: string; logoRemoved: string }
+    problems: {
+      displayName: (max: number) => string
+      accentColour: string
+      /** The colour's lowest contrast where it meets text, as "3.97:1". */
+      accentContrast: (ratio: string) => string
+      privacyUrl: string
+      logoMissing: string
+      logoTooLarge: string
+      logoNotImage: string
+      logoTooManyPixels: string
+      logoAnimated: string
+      logoUnreadable: string
+    }
+  }
   /** The age gate (src/gate/, docs/gate.md): the hosts this client gates through a reverse proxy. */
   gate: {
     heading: string

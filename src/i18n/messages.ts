@@ -122,6 +122,8 @@ export type Messages = {
   errors: Record<ErrorCode, string>
   /** A sentence for a case of a code, shown instead of the code's own (errors.ts `ErrorHint`). */
   errorHints: Record<ErrorHint, string>
+  /** A site's own look (src/branding/): its logo's alt text, the link to its privacy policy. */
+  brand: { logo: (site: string) => string; privacyPolicy: (site: string) => string }
   languageSwitch: string
   face: FaceMessages
   credential: CredentialMessages

@@ -15,6 +15,8 @@ import {
 import { deleteClient } from './delete-client.ts'
 import { describeGate, readGateOrigin, readGateSettings, updateGate, type GateChanges, type GateSettings } from '../gate/gate-settings.ts'
 import { gateAgeOf, gateCallbackUri, listGateHostsByClient } from '../gate/gate-hosts.ts'
+import { describeBranding, findLogoVersion, listLogoVersions, removeClientLogo, setClientLogo, updateBranding } from '../branding/branding.ts'
+import { readLogoFile } from '../branding/logo-file.ts'
 
 export const CLIENTS_SUBCOMMANDS = ['create', 'list', 'show', 'suspend', 'activate', 'rotate-secret', 'update', 'delete'] as const
 
@@ -37,6 +39,10 @@ export type ClientFlags = {
   'remove-gate-host'?: string[] | undefined
   'gate-age'?: string | undefined
   'gate-ttl'?: string | undefined
+  'display-name'?: string | undefined
+  'accent-colour'?: string | undefined
+  'privacy-url'?: string | undefined
+  logo?: string | undefined
 }
 
 /** `ofage clients …`: create, list, show, change and delete the sites that use the service. */
@@ -71,10 +77,11 @@ export async function clientsCommand(services: Services, sub: string | undefined
     return withSecret(created, secret, await readGateSettings(deps.db, created))
   }
   if (sub === 'list') {
-    const gated = await listGateHostsByClient(deps.db)
+    const [gated, logos] = await Promise.all([listGateHostsByClient(deps.db), listLogoVersions(deps.db)])
     const json = (await listClients(deps.db)).map((client) => ({
       ...describeClient(client),
       ...describeGate({ hosts: gated.get(client.id) ?? [], age: gateAgeOf(client), ageIsSet: client.gateAge !== null, ttlSeconds: client.gateTtlSeconds }),
+      ...describeBranding(client, logos.get(client.id)),
     }))
     const rows = json.map((c) => [c.client_id, c.status, c.sandbox ? 'yes' : 'no', c.verification_limit === null ? 'none' : String(c.verification_limit), c.created_at.slice(0, 10), c.name])
     const table = json.length
@@ -117,6 +124,7 @@ export async function clientsCommand(services: Services, sub: string | undefined
           requirePushedRequests: readSwitch('--require-par', flags['require-par']),
         })
       if (hasGateChanges(gate)) await updateGate(deps, id, gate)
+      await updateLook(services, id, flags)
       return showClient(services, await requireClient(services, id))
     }
     case 'delete': {
@@ -152,8 +160,21 @@ async function requireUpdate(services: Services, id: string, changes: ClientChan
 }
 
 async function showClient(services: Services, client: Client): Promise<Output> {
-  const json = { ...describeClient(client), ...describeGate(await readGateSettings(services.deps.db, client)) }
-  return { json, text: `${formatFields(withoutEmptyNeedsHttps(json))}${cleartextWarning(json.needs_https)}` }
+  const { db } = services.deps
+  const json = { ...describeClient(client), ...describeGate(await readGateSettings(db, client)), ...describeBranding(client, await findLogoVersion(db, client.id)) }
+  const logo = json.logo && `${json.logo.width}×${json.logo.height} PNG, sha256 ${json.logo.sha256}`
+  return { json, text: `${formatFields({ ...withoutEmptyNeedsHttps(json), logo })}${cleartextWarning(json.needs_https)}` }
+}
+
+/** The site's look from `--display-name`, `--accent-colour`, `--privacy-url` and `--logo` (each `none` to clear); the logo file is read first. */
+async function updateLook(services: Services, id: string, flags: ClientFlags): Promise<void> {
+  const { deps } = services
+  const logo = flags.logo === undefined || flags.logo === 'none' ? flags.logo : readLogoFile(flags.logo)
+  const clear = (value: string | undefined) => (value === 'none' ? null : value)
+  const changes = { displayName: clear(flags['display-name']), accentColour: clear(flags['accent-colour']), privacyUrl: clear(flags['privacy-url']) }
+  if (Object.values(changes).some((value) => value !== undefined)) await updateBranding(deps.db, id, changes)
+  if (logo === 'none') await removeClientLogo(deps.db, id)
+  else if (logo) await setClientLogo(deps, id, logo)
 }
 
 function withSecret(client: Client, secret: string, gate: GateSettings): Output {

@@ -120,7 +120,7 @@ async function findClientWithFailures(deps: ClientDeps, clientId: string, failur
 }
 
 /** Client ids are printable ASCII; anything else (a NUL byte, which Postgres refuses in text) names no client. */
-function isClientIdShape(clientId: string): boolean {
+export function isClientIdShape(clientId: string): boolean {
   return /^[\x21-\x7e]{1,256}$/.test(clientId)
 }
 

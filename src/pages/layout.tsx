@@ -9,10 +9,12 @@ type LayoutProps = PropsWithChildren<{
   switchPath?: string
   /** Our stylesheet's path where the page is served from another host's path (the gate's `/.ofage/`). */
   stylesheet?: string
+  /** A site's accent colour (src/branding/), linked after ours so that its rules win; none for a site that set none. */
+  themeStylesheet?: string | undefined
 }>
 
 /** The frame of every page: language and direction, viewport, our one stylesheet, and the language switch. */
-export function Layout({ lang, title, switchPath, stylesheet = '/assets/ofage.css', children }: LayoutProps) {
+export function Layout({ lang, title, switchPath, stylesheet = '/assets/ofage.css', themeStylesheet, children }: LayoutProps) {
   return (
     <html lang={lang} dir={rtlOnly(lang)}>
       <head>
@@ -21,6 +23,7 @@ export function Layout({ lang, title, switchPath, stylesheet = '/assets/ofage.cs
         <meta name="referrer" content="no-referrer" />
         <title safe>{title}</title>
         <link rel="stylesheet" href={stylesheet} />
+        {themeStylesheet !== undefined && <link rel="stylesheet" href={themeStylesheet} />}
       </head>
       <body>
         <main class="card">{children}</main>

@@ -1,4 +1,5 @@
 import type { Client } from '../oauth/clients.ts'
+import { siteName as siteNameOf, type PageBranding } from '../branding/page-branding.ts'
 import type { VerificationMethod } from '../verification/methods/method.ts'
 import { languages } from '../i18n/languages.ts'
 import type { Language } from '../i18n/language-codes.ts'
@@ -34,12 +35,15 @@ export type VerifyPageProps = {
   homeUrl?: string
   /** Some method was closed for this session (a face check that could not confirm the age). */
   methodsClosed?: boolean
+  /** The site's logo, colour and privacy policy (src/branding/); undefined for a site that set none. */
+  branding?: PageBranding | undefined
 }
 
 /** The hosted verification page (SPEC.md §4.1): who asks, for what age, how to prove it, what is kept. */
 export function VerifyPage(props: VerifyPageProps) {
   const t = languages[props.lang]
-  const siteName = props.client.name
+  const siteName = siteNameOf(props.client)
+  const brand = props.branding
   const action = (path: string) => withLang(`${props.sessionPath}${path}`, props.lang)
   const passkeyActions: PasskeyActions = {
     options: action('/passkey/options'),
@@ -49,7 +53,12 @@ export function VerifyPage(props: VerifyPageProps) {
     csrfToken: props.csrfToken,
   }
   return (
-    <Layout lang={props.lang} title={`${t.pageTitle} · ${siteName}`} switchPath={props.sessionPath}>
+    <Layout lang={props.lang} title={`${t.pageTitle} · ${siteName}`} switchPath={props.sessionPath} themeStylesheet={brand?.stylesheet}>
+      {brand?.logo && (
+        <p class="brand-logo">
+          <img src={brand.logo.src} width={String(brand.logo.width)} height={String(brand.logo.height)} alt={t.brand.logo(siteName)} />
+        </p>
+      )}
       <h1 safe>{t.heading}</h1>
       <p class="asks" safe>
         {t.asks(siteName, props.ageRequired)}
@@ -135,6 +144,13 @@ export function VerifyPage(props: VerifyPageProps) {
           {t.privacyTitle}
         </h2>
         <p safe>{t.privacy(siteName)}</p>
+        {brand?.privacyUrl !== undefined && (
+          <p>
+            <a href={brand.privacyUrl} rel="noopener noreferrer" safe>
+              {t.brand.privacyPolicy(siteName)}
+            </a>
+          </p>
+        )}
       </section>
     </Layout>
   )

@@ -10,6 +10,7 @@ import { takeHit } from '../ratelimit/limits.ts'
 import { peerAddress } from '../ratelimit/peer.ts'
 import { acceptsMethod } from '../oauth/client-methods.ts'
 import { siteHomeUrl } from '../oauth/clients.ts'
+import { siteName } from '../branding/page-branding.ts'
 import { languages } from '../i18n/languages.ts'
 import { closeMethod, consumeFaceChallenge, issueFaceChallenge } from './face-challenge.ts'
 import type { Verdict, VerificationMethod } from './methods/method.ts'
@@ -58,10 +59,10 @@ export function methodRoutes(deps: AppDeps, { openPost, checkPostToken, openForm
         set.headers['cache-control'] = 'no-store'
         return {
           outcome: 'refused',
-          message: locked ? t.tooManyAttempts(page.client.name) : (alert ?? ''),
+          message: locked ? t.tooManyAttempts(siteName(page.client)) : (alert ?? ''),
           retry: !locked && !session.closedMethods.includes(methodId),
           home_url: siteHomeUrl(page.client, session.redirectUri),
-          back_label: t.backToSite(page.client.name),
+          back_label: t.backToSite(siteName(page.client)),
         }
       },
       approved(html: string) {

@@ -11,6 +11,8 @@ import { pageHeaders, type ResponseSet } from '../web/headers.ts'
 import { requestLanguage } from '../web/language.ts'
 import { ownOrigins, refuseForeignPost } from '../web/origin.ts'
 import { VerifyPage } from '../pages/verify-page.tsx'
+import { findLogoVersion } from '../branding/branding.ts'
+import { pageBranding, siteName } from '../branding/page-branding.ts'
 import { acceptsMethod } from '../oauth/client-methods.ts'
 import { canSavePasskey } from '../passkeys/registration.ts'
 import { PASSKEY_LIFETIME_MS } from '../passkeys/store.ts'
@@ -82,6 +84,7 @@ export function createPageContext(deps: AppDeps) {
     const pass = extra.pass === null ? undefined : (extra.pass ?? (await readAgePass(deps, cookies.read(page.cookie, AGE_PASS_COOKIE))))
     const locked = session.failedAttempts >= MAX_FAILED_ATTEMPTS
     const offered = offeredMethods(page)
+    const branding = pageBranding(client, await findLogoVersion(deps.db, client.id))
     Object.assign(set.headers, pageHeaders({ formTargets: [session.redirectUri] }))
     return (
       <VerifyPage
@@ -95,11 +98,12 @@ export function createPageContext(deps: AppDeps) {
         canSavePasskey={pass !== undefined && canSavePasskey({ provenAt: pass.createdAt }, deps.clock.now())}
         passkeys={acceptsMethod(client, 'passkey')}
         passkeySaved={cookies.read(page.cookie, PASSKEY_HINT_COOKIE) === '1'}
-        alert={locked ? t.tooManyAttempts(client.name) : extra.alert}
+        alert={locked ? t.tooManyAttempts(siteName(client)) : extra.alert}
         notice={extra.notice}
         locked={locked}
         homeUrl={locked || extra.failed || offered.length === 0 ? siteHomeUrl(client, session.redirectUri) : undefined}
         methodsClosed={session.closedMethods.length > 0}
+        branding={branding}
       />
     )
   }

@@ -6,6 +6,7 @@ import { OAuthError } from '../errors.ts'
 import { acceptsMethod, acceptsReverification } from '../oauth/client-methods.ts'
 import { readStrictBody } from '../lib/strict-request.ts'
 import { languages } from '../i18n/languages.ts'
+import { siteName } from '../branding/page-branding.ts'
 import { requestLanguage } from '../web/language.ts'
 import { createAuthenticationOptions, passkeyCovers, verifyPasskeyAssertion } from '../passkeys/authentication.ts'
 import { AuthenticationResponseModel, RegistrationResponseModel, type PasskeyFailure } from '../passkeys/model.ts'
@@ -93,7 +94,7 @@ export function passkeyRoutes(deps: AppDeps, { openForm, complete, cookies }: Pa
   /** No more attempts in this session: the page shows no way on, so neither does a passkey. */
   const locked = (page: Page): Answer | undefined =>
     page.session.failedAttempts >= MAX_FAILED_ATTEMPTS
-      ? { status: 200, body: { outcome: 'refused', error: 'too_many_attempts', message: languages[page.lang].tooManyAttempts(page.client.name) } }
+      ? { status: 200, body: { outcome: 'refused', error: 'too_many_attempts', message: languages[page.lang].tooManyAttempts(siteName(page.client)) } }
       : undefined
 
   /** A client that does not take passkeys: its page shows none, and a script that asks anyway is told so. */

@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createDashboardUser } from '../../src/dashboard/users.ts'
 import { addWebhookEndpoint } from '../../src/webhooks/endpoints.ts'
 import { eq } from 'drizzle-orm'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { webhookDeliveries } from '../../src/db/schema.ts'
 import { createTestContext, freePort, type TestContext } from '../helpers.ts'
 import { readPage, testBrowser } from '../verification/browser.ts'
@@ -102,6 +104,15 @@ const forms: Record<string, FormCase> = {
   'POST /dashboard/settings/gate-hosts/remove': settingsForm('gate-hosts/remove', { gate_host: 'https://gated.example' }),
   'POST /dashboard/settings/gate': settingsForm('gate', { gate_age: '21', gate_ttl: '86400' }),
   'POST /dashboard/settings/rotate-secret': settingsForm('rotate-secret', { overlap: '3600', password: PASSWORD }),
+  'POST /dashboard/settings/branding': settingsForm('branding', { display_name: 'Shop & Co', accent_colour: '#0b6e4f', privacy_url: 'https://shop.example/privacy' }),
+  'POST /dashboard/settings/branding/logo': async () => {
+    const browser = await signedIn(ctx, 'owner@shop.example')
+    const form = new FormData()
+    form.set('csrf', await sessionCsrf(browser))
+    form.set('logo', new File([readFileSync(join(import.meta.dir, '..', 'branding', 'fixtures', 'logo-32x16.png'))], 'logo.png', { type: 'image/png' }))
+    return { browser, response: await browser.request('/dashboard/settings/branding/logo', { method: 'POST', body: form }) }
+  },
+  'POST /dashboard/settings/branding/logo/remove': settingsForm('branding/logo/remove', {}),
   'POST /dashboard/webhooks/add': signedInForm('/dashboard/webhooks/add', { url: 'https://hooks.shop.example/added', 'event_verification.approved': 'on' }),
   'POST /dashboard/webhooks/test': signedInForm('/dashboard/webhooks/test', { endpoint_id: '{endpoint}' }),
   'POST /dashboard/webhooks/replay': async () => {

@@ -27,6 +27,7 @@ describe('migrations', () => {
         'age_passes',
         'audit_logs',
         'auth_codes',
+        'client_logos',
         'clients',
         'credential_requests',
         'dashboard_passkey_challenges',

@@ -1,7 +1,9 @@
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import fc, { type Arbitrary } from 'fast-check'
+import { setClientLogo, updateBranding } from '../../src/branding/branding.ts'
+import { logoVersion } from '../../src/branding/page-branding.ts'
 import { createDevIssuer, issueDevCredential, type DevCredentialFormat } from '../../src/credentials/dev/issuer.ts'
 import { answerRequest, createDevWallet, presentToVerifier } from '../../src/credentials/dev/wallet.ts'
 import { ageQuery } from '../../src/credentials/queries.ts'
@@ -39,6 +41,7 @@ export type Real =
   | 'walletState' | 'requestId' | 'answeredRequestId' | 'challenge' | 'demoState' | 'demoCode' | 'metricsToken' | 'sdJwt' | 'mdoc'
   | 'dashboardSession' | 'dashboardCsrf' | 'dashboardForm' | 'dashboardFormCsrf' | 'dashboardEmail' | 'dashboardPassword' | 'passwordToken' | 'transactionId'
   | 'gatePass' | 'gateFlow' | 'gateCode' | 'webhookEndpoint' | 'webhookDelivery'
+  | 'logoVersion' | 'logoFile'
 
 export type Piece =
   | string
@@ -119,7 +122,7 @@ type Shape = {
   path: (string | Arbitrary<Piece>)[]
   session?: 'sandbox' | 'production'
   query?: Fields
-  body?: { type: BodyType; fields: BodyFields; files?: boolean }
+  body?: { type: BodyType; fields: BodyFields; files?: boolean; file?: { name: string; data: Arbitrary<Piece> } }
   headers?: Record<string, Arbitrary<HeaderValue>>
   cookies?: Fields
 }
@@ -217,7 +220,7 @@ function shapes(hostile: Arbitrary<Piece>, strict: boolean): Shape[] {
     dashboardPost('sign-out', {}, 'dashboardCsrf'),
     dashboardGet(['dashboard', 'sign-out-everywhere']),
     dashboardPost('sign-out-everywhere', { remove_passkeys: mix(words('1', '', 'on')) }, 'dashboardCsrf'),
-    dashboardGet(['dashboard', 'settings'], { ...lang, notice: mix(words('redirect_uri_added', 'redirect_uri_removed', 'site_saved', 'methods_saved')) }),
+    dashboardGet(['dashboard', 'settings'], { ...lang, notice: mix(words('redirect_uri_added', 'redirect_uri_removed', 'site_saved', 'methods_saved', 'branding_saved', 'logo_saved')) }),
     dashboardGet(['dashboard', 'webhooks'], { ...lang, notice: mix(words('endpoint_added', 'endpoint_removed', 'test_sent', 'replayed', 'x')) }),
     {
       ...dashboardGet(['dashboard', 'webhooks', ''], { ...lang, notice: mix(words('test_sent', 'replayed')), before: mix(words('2026-11-22T12:00:00.000Z_msg_ffffffffffffffffffffffff', '2026-02-30T12:00:00.000Z_msg_a')) }),
@@ -239,6 +242,16 @@ function shapes(hostile: Arbitrary<Piece>, strict: boolean): Shape[] {
     dashboardPost('settings/gate-hosts/add', { gate_host: mix(words('gated-too.example', 'https://gated.example', 'http://plain.example', 'a.example/b', '', '[::1]')) }, 'dashboardCsrf'),
     dashboardPost('settings/gate-hosts/remove', { gate_host: mix(words('gated-too.example', 'https://never.example', '')) }, 'dashboardCsrf'),
     dashboardPost('settings/gate', { gate_age: mix(words('', '18', '0', '100', '1e1')), gate_ttl: mix(words('3600', '2592000', '5', '')) }, 'dashboardCsrf'),
+    dashboardPost('settings/branding', {
+      display_name: mix(words('', 'Fuzz & <Co>', 'x'.repeat(81), 'a\u202eb')),
+      accent_colour: mix(words('', '#14632c', '#767676', 'red', '#1d4ed8;}')),
+      privacy_url: mix(words('', 'https://shop.example/privacy', 'http://shop.example/p', 'javascript:alert(1)')),
+    }, 'dashboardCsrf'),
+    {
+      ...dashboardPost('settings/branding/logo', {}, 'dashboardCsrf'),
+      body: { type: 'multipart', fields: { csrf: mix(real('dashboardCsrf')) }, files: true, file: { name: 'logo', data: mix(real('logoFile'), words('<svg onload=alert(1)>', 'GIF89a', '\x89PNG\r\n\x1a\n')) } },
+    },
+    dashboardPost('settings/branding/logo/remove', {}, 'dashboardCsrf'),
     dashboardPost('settings/rotate-secret', { overlap: mix(words('0', '3600', '2592000', '99', '')), password }, 'dashboardCsrf'),
     dashboardJson('passkeys/options', { purpose: mix(words('register', 'verify')), password }, 'dashboardCsrf'),
     dashboardJson('passkeys', { response: assertion }, 'dashboardCsrf'),
@@ -328,6 +341,9 @@ function shapes(hostile: Arbitrary<Piece>, strict: boolean): Shape[] {
     { name: 'GET /readyz', method: 'GET', path: ['readyz'] },
     { name: 'GET /metrics', method: 'GET', path: ['metrics'], headers: { authorization: mix(real('metricsToken').map((token) => ({ concat: ['Bearer ', token] }))) } },
     { name: 'GET /assets/:file', method: 'GET', path: ['assets', mix(words('ofage.css', 'face-capture.js', 'passkey.js', 'credential.js'))] },
+    // The shop has a logo and an accent colour (createFuzzTarget).
+    { name: 'GET /branding/:client_id/logo.png', method: 'GET', path: ['branding', mix(real('clientId'), words('cl_nobody')), 'logo.png'], query: { v: mix(real('logoVersion'), words('', '0')) } },
+    { name: 'GET /branding/:client_id/theme.css', method: 'GET', path: ['branding', mix(real('clientId'), words('cl_nobody')), 'theme.css'], query: { v: mix(words('14632c', '')) } },
     {
       name: 'GET /',
       method: 'GET',
@@ -395,13 +411,14 @@ function requestFor(shape: Shape, hostile: Arbitrary<Piece>, strict: boolean): A
     const fields = pairs(shape.body?.fields ?? {})
     if (type === 'json') return fields.map((json) => ({ json }))
     if (type === 'form') return fields.map((members) => ({ form: members.map(([k, v]) => [k, typeof v === 'object' && 'json' in v ? v.json : v] as [Piece, Piece]) }))
+    const file = shape.body?.file
     const frame = fc.record({
-      name: vary(fc.constant('frame'), hostile),
-      filename: vary(fc.constant('frame.jpg'), fc.option(hostile, { nil: undefined })),
-      type: vary(fc.constant('image/jpeg'), fc.constantFrom('image/png', 'text/plain', '', undefined)),
-      data: vary(fc.uint8Array({ minLength: 24, maxLength: 48 }).map((bytes) => `\xff\xd8\xff${String.fromCharCode(...bytes)}`), hostile, 4),
+      name: vary(fc.constant(file?.name ?? 'frame'), hostile),
+      filename: vary(fc.constant(file ? `${file.name}.png` : 'frame.jpg'), fc.option(hostile, { nil: undefined })),
+      type: vary(fc.constant(file ? 'image/png' : 'image/jpeg'), fc.constantFrom('image/png', 'text/plain', '', undefined)),
+      data: vary(file?.data ?? fc.uint8Array({ minLength: 24, maxLength: 48 }).map((bytes) => `\xff\xd8\xff${String.fromCharCode(...bytes)}`), hostile, 4),
     })
-    const count = shape.body?.files ? vary(fc.constantFrom(1, 2, 4, 6), fc.nat(13)) : vary(fc.constant(0), fc.nat(2))
+    const count = file ? vary(fc.constant(1), fc.nat(3)) : shape.body?.files ? vary(fc.constantFrom(1, 2, 4, 6), fc.nat(13)) : vary(fc.constant(0), fc.nat(2))
     return fc.record({
       multipart: fc.tuple(fields, count.chain((n) => fc.array(frame, { minLength: n, maxLength: n }))).map(([members, files]) => [
         ...members.map(([name, value]) => ({ name, data: typeof value === 'object' && 'json' in value ? value.json : value })),
@@ -692,6 +709,10 @@ export async function createFuzzTarget() {
   }
   const ctx = await createTestContext({ env, log, estimator: fuzzEstimator() })
   const shop = await ctx.createClient({ name: 'Fuzz shop' })
+  // The shop's look: the page links its logo and colour, which the branding routes then serve.
+  const logoFile = readFileSync(join(import.meta.dir, '..', 'branding', 'fixtures', 'logo-32x16.png'))
+  const logo = (await setClientLogo(ctx.deps, shop.id, new Uint8Array(logoFile)))!
+  await updateBranding(ctx.deps.db, shop.id, { accentColour: '#14632c', displayName: 'Fuzz & <Co>' })
   const sandbox = await ctx.createClient({ name: 'Fuzz sandbox', sandbox: true })
   const token = (await ctx.tokenFor(shop)).access_token
   // A dashboard user who signs in, and one whose password the fuzzer's real links set (again and again). Their
@@ -722,6 +743,7 @@ export async function createFuzzTarget() {
     clientId: shop.id, secret: shop.secret, redirectUri: REDIRECT_URI, state: 'st', token, demoState: DEMO_STATE, metricsToken: METRICS_TOKEN,
     sdJwt: await presentation('sd-jwt'), mdoc: await presentation('av'),
     dashboardEmail: 'fuzz@shop.example', dashboardPassword: DASHBOARD_PASSWORD, transactionId,
+    logoVersion: logoVersion(logo), logoFile: logoFile.toString('latin1'),
     gatePass: sealGatePass(ctx.deps.keys.gateKey, { clientId: sandbox.id, origin: `https://${GATED_HOST}`, ageOver: 18, verificationId: transactionId, issuedAt: nowSeconds, expiresAt: nowSeconds + 3600 }),
     gateFlow: sealGateFlow(ctx.deps.keys.gateKey, { origin: `https://${GATED_HOST}`, state: GATE_STATE, codeVerifier: GATE_VERIFIER, returnTo: '/after', expiresAt: nowSeconds + 1800 }),
   }

@@ -40,6 +40,7 @@ const samples: Record<string, unknown> = {
   until: 'UNTIL-TIME',
   created: 'CREATED-DATE',
   host: 'gated.example',
+  ratio: '3.97:1',
 }
 
 /** The parameter names of English's function: what the message is given, whatever a translation names them. */
@@ -171,6 +172,7 @@ catalogChecks('dashboard', dashboardLanguages, dashboardLanguageCodes, {
   'webhooksPage.deliveryColumns.status': ['de'],
   'webhooksPage.columns.action': ['fr'],
   'webhooksPage.deliveryColumns.action': ['fr'],
+  'branding.logoLabel': ['de', 'es', 'fr', 'it'],
 })
 
 describe('a message that names a button quotes that button’s own words', () => {

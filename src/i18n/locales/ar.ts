@@ -47,6 +47,10 @@ export const ar: Messages = {
   errorTitle: 'لا يمكن متابعة هذا التحقق من العمر',
   errorCode: 'رمز الخطأ',
   closeHint: 'يمكنك إغلاق هذه الصفحة والعودة إلى الموقع الذي أرسلك إلى هنا.',
+  brand: {
+    logo: (site) => `شعار ${site}`,
+    privacyPolicy: (site) => `سياسة الخصوصية لدى ${site}`,
+  },
   languageSwitch: 'اللغة',
   face: {
     title: 'التحقق بالوجه',

@@ -38,6 +38,10 @@ export const bg: Messages = {
   errorTitle: 'Тази проверка на възрастта не може да продължи',
   errorCode: 'Код на грешката',
   closeHint: 'Можеш да затвориш страницата и да се върнеш в сайта, от който идваш.',
+  brand: {
+    logo: (site) => `Лого на ${site}`,
+    privacyPolicy: (site) => `Политика за поверителност на ${site}`,
+  },
   languageSwitch: 'Език',
   face: {
     title: 'Проверка с лицето',

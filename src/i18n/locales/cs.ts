@@ -39,6 +39,10 @@ export const cs: Messages = {
   errorTitle: 'Toto ověření věku nemůže pokračovat',
   errorCode: 'Kód chyby',
   closeHint: 'Tuto stránku můžeš zavřít a vrátit se na web, který tě sem poslal.',
+  brand: {
+    logo: (site) => `Logo webu ${site}`,
+    privacyPolicy: (site) => `Zásady ochrany soukromí webu ${site}`,
+  },
   languageSwitch: 'Jazyk',
   face: {
     title: 'Ověřit obličejem',

@@ -35,6 +35,10 @@ export const da: Messages = {
   errorTitle: 'Dette alderstjek kan ikke fortsætte',
   errorCode: 'Fejlkode',
   closeHint: 'Du kan lukke siden og gå tilbage til den side, du kom fra.',
+  brand: {
+    logo: (site) => `Logo for ${site}`,
+    privacyPolicy: (site) => `Privatlivspolitik for ${site}`,
+  },
   languageSwitch: 'Sprog',
   face: {
     title: 'Tjek med dit ansigt',

@@ -35,6 +35,10 @@ export const de: Messages = {
   errorTitle: 'Diese Altersprüfung kann nicht fortgesetzt werden',
   errorCode: 'Fehlercode',
   closeHint: 'Sie können diese Seite schließen und zur Website zurückkehren, die Sie hierher geschickt hat.',
+  brand: {
+    logo: (site) => `Logo von ${site}`,
+    privacyPolicy: (site) => `Datenschutzerklärung von ${site}`,
+  },
   languageSwitch: 'Sprache',
   face: {
     title: 'Mit Ihrem Gesicht prüfen',

@@ -38,6 +38,10 @@ export const el: Messages = {
   errorTitle: 'Αυτός ο έλεγχος ηλικίας δεν μπορεί να συνεχιστεί',
   errorCode: 'Κωδικός σφάλματος',
   closeHint: 'Μπορείς να κλείσεις αυτή τη σελίδα και να γυρίσεις στον ιστότοπο από τον οποίο ήρθες.',
+  brand: {
+    logo: (site) => `Λογότυπο του ${site}`,
+    privacyPolicy: (site) => `Πολιτική απορρήτου του ${site}`,
+  },
   languageSwitch: 'Γλώσσα',
   face: {
     title: 'Έλεγχος με το πρόσωπο',

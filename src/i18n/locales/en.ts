@@ -35,6 +35,10 @@ export const en: Messages = {
   errorTitle: 'This age check cannot continue',
   errorCode: 'Error code',
   closeHint: 'You can close this page and go back to the site that sent you.',
+  brand: {
+    logo: (site) => `${site} logo`,
+    privacyPolicy: (site) => `${site}’s privacy policy`,
+  },
   languageSwitch: 'Language',
   face: {
     title: 'Check with your face',

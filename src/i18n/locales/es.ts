@@ -35,6 +35,10 @@ export const es: Messages = {
   errorTitle: 'Esta verificación de edad no puede continuar',
   errorCode: 'Código de error',
   closeHint: 'Puedes cerrar esta página y volver al sitio del que vienes.',
+  brand: {
+    logo: (site) => `Logo de ${site}`,
+    privacyPolicy: (site) => `Política de privacidad de ${site}`,
+  },
   languageSwitch: 'Idioma',
   face: {
     title: 'Comprobar con tu cara',

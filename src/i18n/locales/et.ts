@@ -35,6 +35,10 @@ export const et: Messages = {
   errorTitle: 'Seda vanuse kontrolli ei saa jätkata',
   errorCode: 'Veakood',
   closeHint: 'Võid selle lehe sulgeda ja minna tagasi saidile, kust tulid.',
+  brand: {
+    logo: (site) => `Saidi ${site} logo`,
+    privacyPolicy: (site) => `Saidi ${site} privaatsuspoliitika`,
+  },
   languageSwitch: 'Keel',
   face: {
     title: 'Kontroll näoga',

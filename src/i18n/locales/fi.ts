@@ -35,6 +35,10 @@ export const fi: Messages = {
   errorTitle: 'Tätä ikätarkistusta ei voi jatkaa',
   errorCode: 'Virhekoodi',
   closeHint: 'Voit sulkea tämän sivun ja palata sivustolle, jolta tulit.',
+  brand: {
+    logo: (site) => `Palvelun ${site} logo`,
+    privacyPolicy: (site) => `Palvelun ${site} tietosuojaseloste`,
+  },
   languageSwitch: 'Kieli',
   face: {
     title: 'Tarkista kasvoilla',

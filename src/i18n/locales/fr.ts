@@ -35,6 +35,10 @@ export const fr: Messages = {
   errorTitle: 'Cette vérification d’âge ne peut pas continuer',
   errorCode: 'Code d’erreur',
   closeHint: 'Tu peux fermer cette page et retourner sur le site d’où tu viens.',
+  brand: {
+    logo: (site) => `Logo de ${site}`,
+    privacyPolicy: (site) => `Politique de confidentialité de ${site}`,
+  },
   languageSwitch: 'Langue',
   face: {
     title: 'Vérifier avec ton visage',

@@ -42,6 +42,10 @@ export const ga: Messages = {
   errorTitle: 'Ní féidir leis an tseiceáil aoise seo leanúint ar aghaidh',
   errorCode: 'Cód earráide',
   closeHint: 'Is féidir leat an leathanach seo a dhúnadh agus dul ar ais chuig an suíomh a sheol anseo thú.',
+  brand: {
+    logo: (site) => `Lógó ${site}`,
+    privacyPolicy: (site) => `Polasaí príobháideachta ${site}`,
+  },
   languageSwitch: 'Teanga',
   face: {
     title: 'Seiceáil le d’aghaidh',

@@ -40,6 +40,10 @@ export const hr: Messages = {
   errorTitle: 'Ova provjera dobi ne može se nastaviti',
   errorCode: 'Kôd pogreške',
   closeHint: 'Možeš zatvoriti ovu stranicu i vratiti se na stranicu koja te je poslala ovamo.',
+  brand: {
+    logo: (site) => `Logotip stranice ${site}`,
+    privacyPolicy: (site) => `Pravila privatnosti stranice ${site}`,
+  },
   languageSwitch: 'Jezik',
   face: {
     title: 'Provjera licem',

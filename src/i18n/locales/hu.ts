@@ -35,6 +35,10 @@ export const hu: Messages = {
   errorTitle: 'Ez az életkor-ellenőrzés nem folytatható',
   errorCode: 'Hibakód',
   closeHint: 'Bezárhatod ezt az oldalt, és visszamehetsz oda, ahonnan jöttél.',
+  brand: {
+    logo: (site) => `${site} logója`,
+    privacyPolicy: (site) => `${site} adatvédelmi tájékoztatója`,
+  },
   languageSwitch: 'Nyelv',
   face: {
     title: 'Ellenőrzés az arcoddal',

@@ -35,6 +35,10 @@ export const it: Messages = {
   errorTitle: 'Questa verifica dell’età non può continuare',
   errorCode: 'Codice di errore',
   closeHint: 'Puoi chiudere questa pagina e tornare al sito da cui arrivi.',
+  brand: {
+    logo: (site) => `Logo di ${site}`,
+    privacyPolicy: (site) => `Informativa sulla privacy di ${site}`,
+  },
   languageSwitch: 'Lingua',
   face: {
     title: 'Verifica con il viso',

@@ -38,6 +38,10 @@ export const lt: Messages = {
   errorTitle: 'Šios amžiaus patikros tęsti negalima',
   errorCode: 'Klaidos kodas',
   closeHint: 'Gali uždaryti šį puslapį ir grįžti į svetainę, iš kurios atėjai.',
+  brand: {
+    logo: (site) => `Svetainės ${site} logotipas`,
+    privacyPolicy: (site) => `Svetainės ${site} privatumo politika`,
+  },
   languageSwitch: 'Kalba',
   face: {
     title: 'Patikra veidu',

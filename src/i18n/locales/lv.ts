@@ -38,6 +38,10 @@ export const lv: Messages = {
   errorTitle: 'Šo vecuma pārbaudi nevar turpināt',
   errorCode: 'Kļūdas kods',
   closeHint: 'Vari aizvērt šo lapu un atgriezties vietnē, no kuras tu atnāci.',
+  brand: {
+    logo: (site) => `Vietnes ${site} logotips`,
+    privacyPolicy: (site) => `Vietnes ${site} privātuma politika`,
+  },
   languageSwitch: 'Valoda',
   face: {
     title: 'Pārbaude ar seju',

@@ -45,6 +45,10 @@ export const mt: Messages = {
   errorTitle: 'Din il-verifika tal-età ma tistax tkompli',
   errorCode: 'Kodiċi tal-iżball',
   closeHint: 'Tista’ tagħlaq din il-paġna u tmur lura għas-sit li bagħtek hawn.',
+  brand: {
+    logo: (site) => `Il-logo ta’ ${site}`,
+    privacyPolicy: (site) => `Il-politika tal-privatezza ta’ ${site}`,
+  },
   languageSwitch: 'Lingwa',
   face: {
     title: 'Iċċekkja b’wiċċek',

@@ -35,6 +35,10 @@ export const nl: Messages = {
   errorTitle: 'Deze leeftijdscheck kan niet verder',
   errorCode: 'Foutcode',
   closeHint: 'Je kunt deze pagina sluiten en teruggaan naar de site waar je vandaan kwam.',
+  brand: {
+    logo: (site) => `Logo van ${site}`,
+    privacyPolicy: (site) => `Privacybeleid van ${site}`,
+  },
   languageSwitch: 'Taal',
   face: {
     title: 'Check met je gezicht',

@@ -39,6 +39,10 @@ export const pl: Messages = {
   errorTitle: 'Tej weryfikacji wieku nie da się kontynuować',
   errorCode: 'Kod błędu',
   closeHint: 'Możesz zamknąć tę stronę i wrócić do strony, która cię tu wysłała.',
+  brand: {
+    logo: (site) => `Logo serwisu ${site}`,
+    privacyPolicy: (site) => `Polityka prywatności serwisu ${site}`,
+  },
   languageSwitch: 'Język',
   face: {
     title: 'Sprawdź twarzą',

@@ -35,6 +35,10 @@ export const pt: Messages = {
   errorTitle: 'Esta verificação de idade não pode continuar',
   errorCode: 'Código de erro',
   closeHint: 'Podes fechar esta página e voltar ao site de onde vieste.',
+  brand: {
+    logo: (site) => `Logótipo de ${site}`,
+    privacyPolicy: (site) => `Política de privacidade de ${site}`,
+  },
   languageSwitch: 'Idioma',
   face: {
     title: 'Verificar com o teu rosto',

@@ -38,6 +38,10 @@ export const ro: Messages = {
   errorTitle: 'Această verificare a vârstei nu poate continua',
   errorCode: 'Cod de eroare',
   closeHint: 'Poți închide pagina și te poți întoarce pe site-ul de unde ai venit.',
+  brand: {
+    logo: (site) => `Sigla site-ului ${site}`,
+    privacyPolicy: (site) => `Politica de confidențialitate a site-ului ${site}`,
+  },
   languageSwitch: 'Limbă',
   face: {
     title: 'Verificare cu fața',

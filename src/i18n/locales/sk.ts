@@ -39,6 +39,10 @@ export const sk: Messages = {
   errorTitle: 'Toto overenie veku nemôže pokračovať',
   errorCode: 'Kód chyby',
   closeHint: 'Túto stránku môžeš zavrieť a vrátiť sa na web, ktorý ťa sem poslal.',
+  brand: {
+    logo: (site) => `Logo stránky ${site}`,
+    privacyPolicy: (site) => `Zásady ochrany súkromia stránky ${site}`,
+  },
   languageSwitch: 'Jazyk',
   face: {
     title: 'Overiť tvárou',

@@ -38,6 +38,10 @@ export const sl: Messages = {
   errorTitle: 'Tega preverjanja starosti ni mogoče nadaljevati',
   errorCode: 'Koda napake',
   closeHint: 'To stran lahko zapreš in se vrneš na stran, ki te je poslala sem.',
+  brand: {
+    logo: (site) => `Logotip strani ${site}`,
+    privacyPolicy: (site) => `Pravilnik o zasebnosti strani ${site}`,
+  },
   languageSwitch: 'Jezik',
   face: {
     title: 'Preveri z obrazom',

@@ -35,6 +35,10 @@ export const sv: Messages = {
   errorTitle: 'Den här ålderskontrollen kan inte fortsätta',
   errorCode: 'Felkod',
   closeHint: 'Du kan stänga sidan och gå tillbaka till sajten du kom från.',
+  brand: {
+    logo: (site) => `Logga för ${site}`,
+    privacyPolicy: (site) => `Integritetspolicy för ${site}`,
+  },
   languageSwitch: 'Språk',
   face: {
     title: 'Kontrollera med ansiktet',

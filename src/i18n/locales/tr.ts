@@ -35,6 +35,10 @@ export const tr: Messages = {
   errorTitle: 'Bu yaş doğrulaması devam edemiyor',
   errorCode: 'Hata kodu',
   closeHint: 'Bu sayfayı kapatıp seni buraya gönderen siteye dönebilirsin.',
+  brand: {
+    logo: (site) => `${site} logosu`,
+    privacyPolicy: (site) => `${site} gizlilik politikası`,
+  },
   languageSwitch: 'Dil',
   face: {
     title: 'Yüzünle doğrula',

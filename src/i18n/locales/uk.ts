@@ -39,6 +39,10 @@ export const uk: Messages = {
   errorTitle: 'Цю перевірку віку неможливо продовжити',
   errorCode: 'Код помилки',
   closeHint: 'Можеш закрити цю сторінку й повернутися на сайт, який тебе сюди надіслав.',
+  brand: {
+    logo: (site) => `Логотип ${site}`,
+    privacyPolicy: (site) => `Політика конфіденційності ${site}`,
+  },
   languageSwitch: 'Мова',
   face: {
     title: 'Перевірка обличчям',
