@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { mkdirSync } from 'node:fs'
 import type { Browser, Page } from 'playwright-core'
 import { runCommand } from '../../src/commands.ts'
 import { createClient } from '../../src/oauth/clients.ts'
 import { addWebhookEndpoint } from '../../src/webhooks/endpoints.ts'
 import { enqueueTestEvent } from '../../src/webhooks/events.ts'
 import { basic } from '../helpers.ts'
-import { axeViolations, hasChromium, launchChromium, startTestServer, updatingScreenshots, type RunningServer } from './chromium.ts'
+import { axeViolations, hasChromium, launchChromium, startTestServer, type RunningServer } from './chromium.ts'
 import { credentialsOf, pageWithAuthenticator } from './webauthn.ts'
 
 /**
@@ -295,16 +294,6 @@ describe.skipIf(!hasChromium)('the client dashboard in headless Chromium', () =>
     expect(await page.locator(`rect.bar[data-day="${today}"]`).getAttribute('data-total')).toBe('1')
     expect(await page.locator('[data-count="total_verifications"]').textContent()).toBe('1')
 
-    if (updatingScreenshots) {
-      mkdirSync('docs/screenshots', { recursive: true })
-      for (const [name, viewport] of [['desktop', { width: 1280, height: 860 }], ['phone', { width: 390, height: 844 }]] as const) {
-        await page.setViewportSize(viewport)
-        for (const [shot, path] of [['audit', `/dashboard/audit?transaction_id=${transactionId}`], ['usage', '/dashboard/usage'], ['settings', '/dashboard/settings']]) {
-          await page.goto(`${running.baseUrl}${path}`)
-          await page.screenshot({ path: `docs/screenshots/dashboard-${shot}-${name}.png`, fullPage: true })
-        }
-      }
-    }
     await context.close()
   }, 90_000)
 
