@@ -33,11 +33,22 @@ function pageUrl(lang: string): string {
 }
 
 describe.skipIf(!hasChromium)('the hosted page in every language', () => {
-  test.each(languageCodes)('%s: says it is in that language, and axe finds no violation', async (lang) => {
+  test.each(languageCodes)('%s: says it is in that language, and axe finds no violation, after a failed check and on an error page too', async (lang) => {
     await page.goto(pageUrl(lang))
     expect(await page.getAttribute('html', 'lang')).toBe(lang)
     expect(await page.textContent('h1')).toBe(languages[lang].heading)
     expect(await page.textContent('.asks')).toBe(languages[lang].asks('Shop Example', 18))
+    expect(await axeViolations(page)).toEqual([])
+    // A check that fails: the alert with its attempts left and the way back, in the same language.
+    await page.locator('input[name=age]').fill('12')
+    await page.locator('form button[type=submit]').first().click()
+    await page.getByRole('alert').waitFor()
+    expect(await page.getAttribute('html', 'lang')).toBe(lang)
+    expect(await page.getByRole('alert').textContent()).toContain(languages[lang].attemptsLeft(4))
+    expect(await axeViolations(page)).toEqual([])
+    // A link no client sent: the error page.
+    await page.goto(`${running.baseUrl}/?client_id=nope&redirect_uri=x&lang=${lang}`)
+    expect(await page.getAttribute('html', 'lang')).toBe(lang)
     expect(await axeViolations(page)).toEqual([])
   }, 30_000)
 
