@@ -64,6 +64,11 @@ export async function startTestServer(
   }
 }
 
+/** No part of the page is wider than the screen (a table may scroll inside its own box): nothing scrolls sideways. */
+export async function fitsTheScreen(page: Page): Promise<boolean> {
+  return page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth)
+}
+
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
 
 /** axe-core's violations on the page as it is now, `id (nodes)` each: an accessible page gives []. */

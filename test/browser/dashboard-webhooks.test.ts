@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
-import type { Browser, Page } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { Webhook } from 'standardwebhooks'
 import { createDashboardUser, setPasswordWithToken } from '../../src/dashboard/users.ts'
 import { webhookDeliveries } from '../../src/db/schema.ts'
@@ -8,7 +8,7 @@ import { systemClock } from '../../src/lib/clock.ts'
 import { createClient } from '../../src/oauth/clients.ts'
 import { deliverDue } from '../../src/webhooks/delivery.ts'
 import { enqueueTestEvent } from '../../src/webhooks/events.ts'
-import { axeViolations, hasChromium, launchChromium, startTestServer, type RunningServer } from './chromium.ts'
+import { axeViolations, fitsTheScreen, hasChromium, launchChromium, startTestServer, type RunningServer } from './chromium.ts'
 
 /**
  * The webhooks page (issue 24, item 4) in headless Chromium on a phone (360×740): add an endpoint, copy the
@@ -48,10 +48,6 @@ afterAll(async () => {
   await running?.stop()
 })
 
-/** No part of the page is wider than the screen (a table scrolls inside its own box). */
-async function fitsTheScreen(page: Page): Promise<boolean> {
-  return page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth)
-}
 
 describe.skipIf(!hasChromium)('the webhooks page in headless Chromium', () => {
   test('on a phone: add an endpoint, its secret once, a test event verified by the receiver, a dead delivery to replay; no sideways scroll, axe finds nothing', async () => {

@@ -5,7 +5,7 @@ import { createClient } from '../../src/oauth/clients.ts'
 import { addWebhookEndpoint } from '../../src/webhooks/endpoints.ts'
 import { enqueueTestEvent } from '../../src/webhooks/events.ts'
 import { basic } from '../helpers.ts'
-import { axeViolations, hasChromium, launchChromium, startTestServer, type RunningServer } from './chromium.ts'
+import { axeViolations, fitsTheScreen, hasChromium, launchChromium, startTestServer, type RunningServer } from './chromium.ts'
 import { credentialsOf, pageWithAuthenticator } from './webauthn.ts'
 
 /**
@@ -85,10 +85,6 @@ async function secretWorks(secret: string): Promise<boolean> {
   return response.status === 400
 }
 
-/** Nothing on the page is wider than the screen: it never scrolls sideways (issue 24). */
-async function fitsTheScreen(page: Page): Promise<boolean> {
-  return page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth)
-}
 
 /** Opens a section of the settings page by its heading, as a user taps it. */
 async function openSection(page: Page, heading: string): Promise<void> {
@@ -401,7 +397,7 @@ describe.skipIf(!hasChromium)('the client dashboard in headless Chromium', () =>
     await setPasswordAndSignIn(quietPage, await createUserWithCli(quiet.client.id, 'quiet@shop.example'), 'quiet@shop.example')
     await quietPage.goto(`${running.baseUrl}/dashboard/usage`)
     expect(await quietPage.locator('[data-empty-chart]').textContent()).toContain('No verifications yet this month.')
-    expect(await quietPage.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth)).toBe(true)
+    expect(await fitsTheScreen(quietPage)).toBe(true)
     expect(await axeViolations(quietPage)).toEqual([])
     await quietPage.context().close()
     await context.close()

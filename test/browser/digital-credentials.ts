@@ -10,11 +10,14 @@ import { startTestServer, type RunningServer } from './chromium.ts'
  * A real server whose trust list holds a fresh development issuer, and a shop client returning to
  * `callback`. At localhost, not 127.0.0.1: a passkey needs a domain as its RP ID.
  */
-export async function startCredentialServer(callback: string): Promise<{ running: RunningServer; issuer: DevIssuer; shop: { id: string; secret: string } }> {
+export async function startCredentialServer(
+  callback: string,
+  more: { env?: Record<string, string>; estimator?: boolean } = {},
+): Promise<{ running: RunningServer; issuer: DevIssuer; shop: { id: string; secret: string } }> {
   const issuer = await createDevIssuer(new Date())
   const dir = mkdtempSync(join(tmpdir(), 'ofage-trust-'))
   writeFileSync(join(dir, 'trust-list.pem'), issuer.rootCertificate)
-  const running = await startTestServer({ CREDENTIAL_TRUST_LIST: join(dir, 'trust-list.pem') }, { hostname: 'localhost' })
+  const running = await startTestServer({ ...more.env, CREDENTIAL_TRUST_LIST: join(dir, 'trust-list.pem') }, { hostname: 'localhost', estimator: more.estimator })
   const created = await createClient(running.services.deps, { name: 'Wine Shop', redirectUris: [callback] })
   return { running, issuer, shop: { id: created.client.id, secret: created.secret } }
 }

@@ -9,7 +9,7 @@ import { fixedClock } from '../../src/lib/clock.ts'
 import { createClient } from '../../src/oauth/clients.ts'
 import { issueCode } from '../../src/oauth/codes.ts'
 import { addWebhookEndpoint } from '../../src/webhooks/endpoints.ts'
-import { axeViolations, hasChromium, launchChromium, startTestServer, updatingScreenshots, type RunningServer } from './chromium.ts'
+import { axeViolations, fitsTheScreen, hasChromium, launchChromium, startTestServer, updatingScreenshots, type RunningServer } from './chromium.ts'
 
 /**
  * `npm run screenshots` only (UPDATE_SCREENSHOTS=1): the pictures in docs/screenshots/ that show the page in
@@ -92,9 +92,8 @@ function pageUrl(client: { id: string }, query: Record<string, string> = {}): st
  * screens and a half of it: a list of fifty verifications on a phone is fifteen thousand pixels long.
  */
 async function shoot(page: Page, file: string) {
+  expect({ file, fits: await fitsTheScreen(page), axe: await axeViolations(page) }).toEqual({ file, fits: true, axe: [] })
   const size = await page.evaluate(() => ({ width: document.documentElement.clientWidth, height: document.documentElement.scrollHeight }))
-  const fits = await page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth)
-  expect({ file, fits, axe: await axeViolations(page) }).toEqual({ file, fits: true, axe: [] })
   const height = Math.min(size.height, Math.round(page.viewportSize()!.height * 2.5))
   await page.screenshot({ path: `docs/screenshots/${file}.png`, fullPage: true, clip: { x: 0, y: 0, width: size.width, height } })
 }

@@ -1,18 +1,15 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
-import { createDevIssuer } from '../../src/credentials/dev/issuer.ts'
 import { languageCodes } from '../../src/i18n/language-codes.ts'
 import { languages } from '../../src/i18n/languages.ts'
 import { createClient } from '../../src/oauth/clients.ts'
-import { axeViolations, hasChromium, launchChromium, startTestServer, type RunningServer } from '../browser/chromium.ts'
+import { axeViolations, hasChromium, launchChromium, type RunningServer } from '../browser/chromium.ts'
+import { startCredentialServer } from '../browser/digital-credentials.ts'
 
 /**
  * The hosted page in each of its 27 languages, in one Chromium against one listening server: a sandbox
- * client's page, and a production client's with the face check and the digital ID (a trust list is set; the
- * estimator's worker starts, as the face check is offered only with one, though no face is checked here).
+ * client's page, and a production client's with the face check and the digital ID (the digital ID tests' server, with the
+ * estimator's worker started, as the face check is offered only with one, though no face is checked here).
  */
 const CALLBACK = 'https://shop.example/callback'
 
@@ -21,15 +18,13 @@ let browser: Browser
 let page: Page
 let clientId: string
 let liveClientId: string
-let trustDir: string
 
 beforeAll(async () => {
   if (!hasChromium) return
-  trustDir = mkdtempSync(join(tmpdir(), 'ofage-languages-'))
-  writeFileSync(join(trustDir, 'trust-list.pem'), (await createDevIssuer(new Date())).rootCertificate)
-  running = await startTestServer({ FACE_CHECK: '1', CREDENTIAL_TRUST_LIST: join(trustDir, 'trust-list.pem') }, { hostname: 'localhost', estimator: true })
+  const started = await startCredentialServer(CALLBACK, { env: { FACE_CHECK: '1' }, estimator: true })
+  running = started.running
+  liveClientId = started.shop.id
   clientId = (await createClient(running.services.deps, { name: 'Shop Example', redirectUris: [CALLBACK], sandbox: true })).client.id
-  liveClientId = (await createClient(running.services.deps, { name: 'Wine Shop', redirectUris: [CALLBACK] })).client.id
   browser = await launchChromium()
   page = await browser.newPage()
   await page.setViewportSize({ width: 390, height: 844 })
@@ -39,7 +34,6 @@ afterAll(async () => {
   if (!hasChromium) return
   await browser?.close()
   await running?.stop()
-  rmSync(trustDir, { recursive: true, force: true })
 })
 
 function pageUrl(lang: string): string {
