@@ -8,7 +8,7 @@ import type { FaceObservation, FrameAnalysis } from '../estimator/types.ts'
  *
  * A frame's content is the shape of its face mesh, normalised for position, size and roll, then
  * projected by a random matrix drawn when the guard is made onto SKETCH_SIZE numbers: distances survive
- * the projection (Johnson-Lindenstrauss), the face does not (210 coordinates to 24, by a matrix that
+ * the projection (Johnson-Lindenstrauss), the face does not (210 coordinates to 64, by a matrix that
  * never leaves memory). Nothing is written down; memory is bounded by `maxEntries` frames.
  *
  * Why a whole capture and not single frames: a person holding still gives two frames as alike as one
@@ -79,8 +79,11 @@ export function createReplayGuard(options: { ttlMs: number; maxEntries: number; 
   }
 }
 
-/** Numbers kept per frame. */
-export const SKETCH_SIZE = 24
+/**
+ * Numbers kept per frame. The projection's estimate of a distance errs less the more are kept: with 24, one
+ * matrix in 80 missed a replay with 1% noise (docs/decisions.md); with 64, none of 2,000.
+ */
+export const SKETCH_SIZE = 64
 /**
  * RMS distance (inter-ocular distances, per normalised coordinate) under which two faces count as one
  * picture. Measured on the clips (docs/decisions.md): a frame and its re-encoding at quality 70, resized
