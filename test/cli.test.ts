@@ -382,11 +382,14 @@ describe('clients: rename, list, delete', () => {
     const updated = (await cli('clients', 'update', id, '--gate-host', 'https://forum.example:8443', '--remove-gate-host', 'gated.example', '--gate-age', 'none', '--gate-ttl', '30d', '--json')).json()
     expect(updated).toMatchObject({ redirect_uris: ['https://forum.example:8443/.ofage/callback'], gate_hosts: ['https://forum.example:8443'], gate_age: 18, gate_ttl: '30d' })
     expect((await cli('clients', 'show', id)).out).toContain('gate_hosts: https://forum.example:8443')
-    // A host already gated by another client: the new client is not left half-made.
-    const taken = await cli('clients', 'create', '--name', 'Copycat', '--gate-host', 'forum.example:8443')
-    expect(taken).toMatchObject({ status: 1, out: '' })
-    expect(taken.err).toContain('gated by another client')
-    expect((await cli('clients', 'list', '--json')).json().some((c: { name: string }) => c.name === 'Copycat')).toBe(false)
+    // A gate the service refuses (plain http for a live client): the new client is not left half-made.
+    const refusedGate = await cli('clients', 'create', '--name', 'Half made', '--gate-host', 'http://plain.example')
+    expect(refusedGate).toMatchObject({ status: 1, out: '' })
+    expect(refusedGate.err).toContain('https')
+    expect((await cli('clients', 'list', '--json')).json().some((c: { name: string }) => c.name === 'Half made')).toBe(false)
+    // Another client may list the same host: the proxy's configuration names the one that answers.
+    const second = (await cli('clients', 'create', '--name', 'Same host', '--gate-host', 'forum.example:8443', '--json')).json()
+    expect(second.gate_hosts).toEqual(['https://forum.example:8443'])
     // A flag that is not one is a usage error (2); a value the service refuses is 1.
     for (const [flag, value, status, message] of [
       ['--gate-ttl', 'forever', 2, '--gate-ttl must be a duration'],

@@ -9,6 +9,8 @@ export const GATE_TTLS = ['3600', '86400', '604800', '2592000', '7776000', '3153
 type GatePanelProps = {
   view: View
   csrf: string
+  /** The client the site's proxy must name (docs/gate.md). */
+  clientId: string
   gate: GateSettings
   /** A refused form of this panel: what to say, and what the user typed. */
   problem?: { message: string; values?: Record<string, string> } | undefined
@@ -19,7 +21,7 @@ type GatePanelProps = {
  * way to stop, a form to gate another, and the age and cookie lifetime. A lifetime set outside the list (the CLI takes any) is
  * offered too, so saving the age alone never changes it.
  */
-export function GatePanel({ view, csrf, gate, problem }: GatePanelProps) {
+export function GatePanel({ view, csrf, clientId, gate, problem }: GatePanelProps) {
   const t = dashboardLanguages[view.lang]
   const g = t.gate
   const action = (path: string) => href(view, `/dashboard/settings/${path}`)
@@ -28,6 +30,9 @@ export function GatePanel({ view, csrf, gate, problem }: GatePanelProps) {
   return (
     <>
       <p safe>{g.intro}</p>
+      <p class="small" data-gate-client={clientId} safe>
+        {g.proxyNames(clientId)}
+      </p>
       {problem && (
         <div role="alert" class="alert" id="gate-problem">
           <p safe>{problem.message}</p>

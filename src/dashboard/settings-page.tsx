@@ -239,7 +239,7 @@ export function SettingsPage({ view, account, client, gate, logo, publicUrl, now
       </Section>
 
       <Section headingId="gate-heading" heading={t.gate.heading} open={opened('gate')}>
-        <GatePanel view={view} csrf={account.csrf} gate={gate} problem={failed('gate')} />
+        <GatePanel view={view} csrf={account.csrf} clientId={client.id} gate={gate} problem={failed('gate')} />
       </Section>
 
       <Section headingId="secret-heading" heading={t.secretHeading} open={opened('secret')}>

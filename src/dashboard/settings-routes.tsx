@@ -161,9 +161,9 @@ export function settingsRoutes(deps: AppDeps, context: DashboardContext) {
         const { view, session, problems } = await openForm(cookie, request, body.csrf, query.lang)
         if (!session) return redirect(set, view, '/dashboard/sign-in')
         const values = { gate_host: body.gate_host }
-        return changeGate(set, view, session, { addHosts: [body.gate_host] }, 'gate_host_added', (error) => ({
+        return changeGate(set, view, session, { addHosts: [body.gate_host] }, 'gate_host_added', () => ({
           section: 'gate',
-          message: error.description.includes('gated by another client') ? problems.gateHostTaken : problems.gateHost,
+          message: problems.gateHost,
           values,
         }))
       },

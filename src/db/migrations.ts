@@ -21,6 +21,7 @@ import m0016 from '../../drizzle/0016_client_methods.sql' with { type: 'text' }
 import m0017 from '../../drizzle/0017_gate.sql' with { type: 'text' }
 import m0018 from '../../drizzle/0018_webhook_deliveries_by_endpoint.sql' with { type: 'text' }
 import m0019 from '../../drizzle/0019_client_branding.sql' with { type: 'text' }
+import m0020 from '../../drizzle/0020_gate_claims.sql' with { type: 'text' }
 
 export const migrationJournal = journal
 
@@ -46,4 +47,5 @@ export const migrationFiles: Record<string, string> = {
   '0017_gate': m0017,
   '0018_webhook_deliveries_by_endpoint': m0018,
   '0019_client_branding': m0019,
+  '0020_gate_claims': m0020,
 }

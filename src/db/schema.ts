@@ -88,17 +88,19 @@ export const clients = pgTable(
 )
 
 /**
- * The sites a client gates (src/gate/): the origin a reverse proxy in front of them serves, one client
- * each. Its `/.ofage/callback` is among the client's redirect URIs while the row exists.
+ * The sites a client gates (src/gate/): the origin a reverse proxy in front of them serves. Several clients
+ * may claim one origin: a claim alone opens nothing, the proxy's configuration names the client that
+ * answers (src/gate/gate-match.ts), so that no one locks a site's owner out by typing its name first. Its
+ * `/.ofage/callback` is among the client's redirect URIs while the row exists.
  */
 export const gateHosts = pgTable('gate_hosts', {
   /** scheme://host[:port], as the URL parser writes an origin. */
-  origin: text('origin').primaryKey(),
+  origin: text('origin').notNull(),
   clientId: text('client_id')
     .notNull()
     .references(() => clients.id, { onDelete: 'cascade' }),
   createdAt: instant('created_at').notNull(),
-}, (t) => [index('gate_hosts_client').on(t.clientId)])
+}, (t) => [primaryKey({ columns: [t.origin, t.clientId] }), index('gate_hosts_client').on(t.clientId)])
 
 /**
  * One row per approved verification: the audit trail behind `transaction_id`. Nothing personal: the

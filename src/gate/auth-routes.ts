@@ -3,7 +3,8 @@ import type { Logger } from '../lib/log.ts'
 import { security } from '../lib/openapi-security.ts'
 import type { Metrics } from '../ops/metrics.ts'
 import { checkGateRequest, type GateAnswer, type GateCheckDeps } from './gate-check.ts'
-import { forwardedHost } from './gate-hosts.ts'
+import { readGateRequest } from './gate-match.ts'
+import { configurationNotices } from './configuration-notices.ts'
 
 export type GateAuthDeps = GateCheckDeps & { metrics: Metrics; log: Logger }
 
@@ -14,25 +15,31 @@ const plain = { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'n
  * `forward_auth`, Traefik `ForwardAuth`), with the visitor's cookies and the host and URI it was for.
  * 200 lets the request through with `X-Age-Over` and `X-Verification-Id` for the site; 401 sends the visitor
  * to the check, or with `?redirect=1` (for proxies that pass an answer on: Caddy, Traefik) a 302 to the
- * host's `/.ofage/start`, as an absolute URL, for a GET or HEAD. 403 for a host no client gates or a
- * suspended client; 503 when the gated hosts cannot be read. The three proxies ask with GET (Caddy and
+ * host's `/.ofage/start`, as an absolute URL, for a GET or HEAD. 403 for a host the named client does not
+ * gate, one that two entries could answer (gate-match.ts), or a suspended client; 503 when the gated hosts cannot be read. The three proxies ask with GET (Caddy and
  * Traefik name the visitor's method in `X-Forwarded-Method`), but any method is answered: Traefik's
  * `preserveRequestMethod` asks with the visitor's own.
  */
 export function gateAuthRoutes(deps: GateAuthDeps) {
+  const notice = configurationNotices(deps)
   return new Elysia({ name: 'gate-auth-routes' }).all(
     '/gate/auth',
     async ({ request, query }) => {
       const headers = request.headers
-      const answer = await checkGateRequest(deps, { host: forwardedHost(headers), cookie: headers.get('cookie') })
+      // The client from the address the proxy is configured to call, never from a header: nginx's
+      // auth_request passes the visitor's own headers on to us.
+      const gateRequest = readGateRequest(headers, query.client)
+      const answer = await checkGateRequest(deps, { ...gateRequest, cookie: headers.get('cookie') })
       deps.metrics.gateChecks.inc({ outcome: answer.outcome })
+      notice(gateRequest, answer)
       return respond(answer, query.redirect === '1' || query.redirect === 'true' ? headers : undefined, request.method, deps.log)
     },
     {
-      query: t.Object({ redirect: t.Optional(t.String({ maxLength: 8 })) }),
+      query: t.Object({ redirect: t.Optional(t.String({ maxLength: 8 })), client: t.Optional(t.String({ maxLength: 64 })) }),
       detail: {
         summary: 'Forward authentication for a gated host',
-        description: 'Called by a reverse proxy (docs/gate.md): 200 with X-Age-Over and X-Verification-Id for a valid gate cookie, else 401 (or 302 to /.ofage/start with ?redirect=1), 403 for an unknown or suspended host, 503 when the gate cannot read its configuration.',
+        description:
+          'Called by a reverse proxy (docs/gate.md) with `client` set to the client its configuration names: 200 with X-Age-Over and X-Verification-Id for a valid gate cookie, else 401 (or 302 to /.ofage/start with ?redirect=1), 403 for an unknown, ambiguous or suspended host, 503 when the gate cannot read its configuration.',
         tags: ['Gate'],
         // The gate cookie is the visitor's, passed on by the proxy: no credential of an API caller.
         security: security.none,
@@ -62,6 +69,8 @@ function respond(answer: GateAnswer, redirectFor: Headers | undefined, method: s
     }
     case 'unknown_host':
       return new Response('This host is not gated by this age check service.\n', { status: 403, headers: plain })
+    case 'ambiguous':
+      return new Response('This host is not gated unambiguously: the operator must name its client in the proxy configuration.\n', { status: 403, headers: plain })
     case 'suspended':
       return new Response('This site is suspended from the age check service.\n', { status: 403, headers: plain })
     case 'unavailable':

@@ -13,7 +13,8 @@ import { htmlDocument, pageHeaders } from '../web/headers.ts'
 import { requestLanguage } from '../web/language.ts'
 import { cookieValues, gateCookieHeader, gateCookieName, GATE_COOKIE, GATE_FLOW_COOKIE } from './gate-cookie.ts'
 import { findGateTarget, finishGateCheck, GATE_FLOW_LIFETIME_SECONDS, startGateCheck, type GateTarget } from './gate-flow.ts'
-import { forwardedHost } from './gate-hosts.ts'
+import { configurationNotices } from './configuration-notices.ts'
+import { readGateRequest } from './gate-match.ts'
 import { readReturnTo } from './return-to.ts'
 
 /**
@@ -89,17 +90,27 @@ function clearedFlow(origin: string): string {
 }
 
 /**
- * Runs a gate page against the host the request names, read from the database: an unknown host is a 404, a
+ * The header in which the site's proxy names its client on the requests it passes to `/.ofage/` (docs/gate.md):
+ * the proxy sets it, replacing any a visitor sent. `/gate/auth` reads the client from its address instead.
+ */
+export const GATE_CLIENT_HEADER = 'x-ofage-client'
+
+/**
+ * Runs a gate page against the host the request names, read from the database: an unknown or ambiguous host is a 404, a
  * refusal (OAuthError) a page with its status and a way back to the site, and anything else, a database out
  * of reach above all, a 503 that says to try again: never a pass.
  */
 function pageAnswer(deps: AppDeps) {
+  const notice = configurationNotices(deps)
   return async (request: Request, run: (target: GateTarget) => Promise<Response>, cookiesOnError?: (target: GateTarget) => string[]): Promise<Response> => {
     const lang = requestLanguage(request, new URL(request.url).searchParams.get('lang'))
     let target: GateTarget | undefined
     try {
-      target = await findGateTarget(deps.db, forwardedHost(request.headers))
-      if (!target) return problemPage(lang, 'not_found')
+      const gateRequest = readGateRequest(request.headers, request.headers.get(GATE_CLIENT_HEADER) ?? undefined)
+      const match = await findGateTarget(deps.db, gateRequest)
+      notice(gateRequest, match.outcome === 'found' ? { outcome: 'found', host: match.target.host } : match)
+      if (match.outcome !== 'found') return problemPage(lang, 'not_found')
+      target = match.target
       return await run(target)
     } catch (cause) {
       const back = target && { site: new URL(target.host.origin).host, href: `${target.host.origin}/` }

@@ -2,6 +2,7 @@ import type { Clock } from '../lib/clock.ts'
 import { cookieValues, gateCookieName, GATE_COOKIE, openGatePass, type GatePass } from './gate-cookie.ts'
 import { GateUnavailableError, type GateDirectory } from './gate-directory.ts'
 import type { GateHost } from './gate-hosts.ts'
+import type { GateMatch, GateRequest } from './gate-match.ts'
 
 /** A pass dated this far ahead of our clock is still taken: instances' clocks differ a little. */
 const CLOCK_SKEW_SECONDS = 60
@@ -13,6 +14,8 @@ export type GateAnswer =
   /** No gate cookie, or none that counts here; `refused` when one was sent. */
   | { outcome: 'unverified' | 'refused'; host: GateHost }
   | { outcome: 'unknown_host' | 'suspended' | 'unavailable' }
+  /** Two gated origins could answer, or a sandbox client is named where a live one gates: refused (403). */
+  | { outcome: 'ambiguous'; hostname: string; reason: string }
 
 export type GateCheckDeps = { gate: GateDirectory; keys: { gateKey: Uint8Array }; clock: Clock }
 
@@ -42,15 +45,16 @@ function openRemembered(key: Uint8Array, value: string): GatePass | undefined {
  * and the client's lifetime as it is now (a shortened lifetime or a raised age applies to cookies already
  * out). No database work while the directory's copy is fresh.
  */
-export async function checkGateRequest(deps: GateCheckDeps, request: { host: string; cookie: string | null }): Promise<GateAnswer> {
-  let host: GateHost | undefined
+export async function checkGateRequest(deps: GateCheckDeps, request: GateRequest & { cookie: string | null }): Promise<GateAnswer> {
+  let match: GateMatch<GateHost>
   try {
-    host = await deps.gate.find(request.host)
+    match = await deps.gate.find(request)
   } catch (cause) {
     if (cause instanceof GateUnavailableError) return { outcome: 'unavailable' }
     throw cause
   }
-  if (!host) return { outcome: 'unknown_host' }
+  if (match.outcome !== 'found') return match
+  const host = match.host
   if (!host.active) return { outcome: 'suspended' }
   const values = cookieValues(request.cookie, gateCookieName(host.origin, GATE_COOKIE))
   if (values.length === 0) return { outcome: 'unverified', host }

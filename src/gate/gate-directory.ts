@@ -1,6 +1,7 @@
 import type { Executor, OpenDatabase } from '../db/client.ts'
 import type { Clock } from '../lib/clock.ts'
-import { findGateHost, indexGateHosts, loadGateHosts, type GateHost, type GateHostIndex } from './gate-hosts.ts'
+import { loadGateHosts, type GateHost } from './gate-hosts.ts'
+import { findGateHost, indexGateHosts, type GateHostIndex, type GateMatch, type GateRequest } from './gate-match.ts'
 
 /** Announced by the database whenever a client or a gated host changes (migration 0017's triggers). */
 export const GATE_CHANNEL = 'ofage_gate'
@@ -42,9 +43,9 @@ export class GateDirectory {
     this.generation++
   }
 
-  /** The gated host a request's host names, or undefined; throws {@link GateUnavailableError} when they cannot be read. */
-  async find(requestHost: string): Promise<GateHost | undefined> {
-    return findGateHost(await this.current(), requestHost)
+  /** The gated host a proxy's request is for (gate-match.ts); throws {@link GateUnavailableError} when the hosts cannot be read. */
+  async find(request: GateRequest): Promise<GateMatch<GateHost>> {
+    return findGateHost(await this.current(), request)
   }
 
   private async current(): Promise<GateHostIndex<GateHost>> {

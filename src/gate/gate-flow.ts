@@ -9,7 +9,8 @@ import { redeemCode, type CodeDeps, type Verification } from '../oauth/codes.ts'
 import { s256 } from '../oauth/pkce.ts'
 import { pushAuthorizationRequest } from '../oauth/pushed-requests.ts'
 import { openGateFlow, sealGateFlow, sealGatePass } from './gate-cookie.ts'
-import { gateCallbackUri, loadGateHosts, matchGateHost, type GateHost } from './gate-hosts.ts'
+import { gateCallbackUri, loadGateHosts, type GateHost } from './gate-hosts.ts'
+import { matchGateHost, type GateMatch, type GateRequest } from './gate-match.ts'
 
 /** Long enough to finish a check on the page (its session lives 30 minutes), short enough to go stale. */
 export const GATE_FLOW_LIFETIME_SECONDS = 30 * 60
@@ -19,10 +20,14 @@ export type GateFlowDeps = CodeDeps & { db: Database; keys: ServerKeys; clock: C
 /** A gated host and its client, read from the database (the start and the callback never use a cached copy). */
 export type GateTarget = { host: GateHost; client: Client }
 
-export async function findGateTarget(db: Database, requestHost: string): Promise<GateTarget | undefined> {
-  const host = matchGateHost(await loadGateHosts(db), requestHost)
-  const client = host && (await findClient(db, host.clientId))
-  return host && client ? { host, client } : undefined
+export type GateTargetMatch = { outcome: 'found'; target: GateTarget } | Exclude<GateMatch<GateHost>, { outcome: 'found' }>
+
+/** The gated host and client a proxy's request to a gate page is for, by the same rules as `/gate/auth` (gate-match.ts). */
+export async function findGateTarget(db: Database, request: GateRequest): Promise<GateTargetMatch> {
+  const match = matchGateHost(await loadGateHosts(db), request)
+  if (match.outcome !== 'found') return match
+  const client = await findClient(db, match.host.clientId)
+  return client ? { outcome: 'found', target: { host: match.host, client } } : { outcome: 'unknown_host' }
 }
 
 /**

@@ -8,6 +8,8 @@ export type GateHost = {
   /** scheme://host[:port] */
   origin: string
   clientId: string
+  /** A sandbox client never answers for a host name that a live client gates (gate-match.ts). */
+  sandbox: boolean
   active: boolean
   /** The age the gate asks for (gateAgeOf). */
   ageRequired: number
@@ -31,15 +33,16 @@ const columns = {
   origin: gateHosts.origin,
   clientId: clients.id,
   status: clients.status,
+  sandbox: clients.sandbox,
   gateAge: clients.gateAge,
   minAge: clients.minAge,
   ttlSeconds: clients.gateTtlSeconds,
 }
 
-type Row = { origin: string; clientId: string; status: string; gateAge: number | null; minAge: number | null; ttlSeconds: number }
+type Row = { origin: string; clientId: string; status: string; sandbox: boolean; gateAge: number | null; minAge: number | null; ttlSeconds: number }
 
 function describe(row: Row): GateHost {
-  return { origin: row.origin, clientId: row.clientId, active: row.status === 'active', ageRequired: gateAgeOf(row), ttlSeconds: row.ttlSeconds }
+  return { origin: row.origin, clientId: row.clientId, sandbox: row.sandbox, active: row.status === 'active', ageRequired: gateAgeOf(row), ttlSeconds: row.ttlSeconds }
 }
 
 /** Every gated origin of every client: what each instance's directory holds. */
@@ -60,60 +63,4 @@ export async function listGateHostsByClient(db: Executor): Promise<Map<string, s
   const byClient = new Map<string, string[]>()
   for (const row of rows) byClient.set(row.clientId, [...(byClient.get(row.clientId) ?? []), row.origin])
   return byClient
-}
-
-/** Gated hosts by host name, each with the port its origin is served on: built once per read, not per request. */
-export type GateHostIndex<T> = Map<string, { host: T; port: string; defaultPort: boolean }[]>
-
-export function indexGateHosts<T extends { origin: string }>(hosts: Iterable<T>): GateHostIndex<T> {
-  const index: GateHostIndex<T> = new Map()
-  for (const host of hosts) {
-    const url = new URL(host.origin)
-    const entry = { host, port: url.port || (url.protocol === 'https:' ? '443' : '80'), defaultPort: url.port === '' }
-    index.set(url.hostname, [...(index.get(url.hostname) ?? []), entry])
-  }
-  return index
-}
-
-/**
- * The entry a request's host names: the same host name, and the same port where the request names one (a
- * browser leaves out the default port, and nginx's `$host` drops any port); without a port, the origin on
- * its scheme's default port first.
- */
-export function findGateHost<T>(index: GateHostIndex<T>, requestHost: string): T | undefined {
-  const wanted = readRequestHost(requestHost)
-  const entries = wanted && index.get(wanted.hostname)
-  if (!entries) return undefined
-  if (wanted.port !== '') return entries.find((entry) => entry.port === wanted.port)?.host
-  return (entries.find((entry) => entry.defaultPort) ?? entries[0])?.host
-}
-
-export function matchGateHost<T extends { origin: string }>(hosts: Iterable<T>, requestHost: string): T | undefined {
-  return findGateHost(indexGateHosts(hosts), requestHost)
-}
-
-/** `host[:port]` as a Host or X-Forwarded-Host header carries it: a name, an IPv4 address or a bracketed IPv6 one. */
-const REQUEST_HOST = /^(\[[0-9A-Fa-f:.]{2,45}\]|[A-Za-z0-9.-]{1,253})(?::(\d{1,5}))?$/
-
-/**
- * The host name and port a header names, or undefined when it is not one. Read by hand, not by the URL
- * parser, since it runs on every request: names compare lower-cased, as the parser writes a gated origin;
- * anything the parser would rewrite further (an IPv4 address in short form, a non-ASCII name) names no
- * gated host, which fails closed.
- */
-function readRequestHost(value: string): { hostname: string; port: string } | undefined {
-  const match = REQUEST_HOST.exec(value)
-  if (!match) return undefined
-  return { hostname: match[1]!.toLowerCase(), port: match[2] === undefined ? '' : String(Number(match[2])) }
-}
-
-/**
- * The host a request was made to, as the proxy in front says: `X-Forwarded-Host` (Traefik's and Caddy's
- * forward auth set it, and the nginx configuration of docs/gate.md), else `Host`. Only the first of a
- * comma-separated list counts: the one the first proxy saw.
- */
-export function forwardedHost(headers: Headers): string {
-  const forwarded = headers.get('x-forwarded-host')
-  const value = forwarded ?? headers.get('host') ?? ''
-  return value.split(',')[0]!.trim()
 }

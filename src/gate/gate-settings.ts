@@ -43,8 +43,8 @@ export function readGateOrigin(input: string): string {
 }
 
 /**
- * Changes a client's gate in one transaction, the client row locked: the hosts (each the client's alone,
- * its callback added to or removed from the client's redirect URIs with it), the age and the cookie's
+ * Changes a client's gate in one transaction, the client row locked: the hosts (each with its callback
+ * added to or removed from the client's redirect URIs), the age and the cookie's
  * lifetime. Returns undefined when no such client exists.
  */
 export async function updateGate(deps: { db: Database; clock: Clock }, clientId: string, changes: GateChanges): Promise<GateSettings | undefined> {
@@ -65,11 +65,15 @@ export async function updateGate(deps: { db: Database; clock: Clock }, clientId:
       throw new OAuthError('invalid_request', `gate age ${age} is under this client's minimum age of ${client.minAge}`)
     }
     for (const origin of added) refuseCleartextUrl('a gate host', new URL(origin), client.sandbox)
-    const taken = added.length ? await tx.select().from(gateHosts).where(inArray(gateHosts.origin, added)) : []
-    const elsewhere = taken.find((row) => row.clientId !== client.id)
-    if (elsewhere) throw new OAuthError('invalid_request', `${elsewhere.origin} is gated by another client: a host is gated by one client only`)
-    const fresh = added.filter((origin) => !taken.some((row) => row.origin === origin) && !removed.has(origin))
-    if (fresh.length) await tx.insert(gateHosts).values(fresh.map((origin) => ({ origin, clientId: client.id, createdAt: deps.clock.now() })))
+    // Another client's claim of the same origin is no obstacle and no concern: the proxy's configuration
+    // names the client that answers (gate-match.ts). The client row is locked, so its own adds are serial.
+    const fresh = added.filter((origin) => !removed.has(origin))
+    if (fresh.length) {
+      await tx
+        .insert(gateHosts)
+        .values(fresh.map((origin) => ({ origin, clientId: client.id, createdAt: deps.clock.now() })))
+        .onConflictDoNothing()
+    }
     if (removed.size) await tx.delete(gateHosts).where(and(eq(gateHosts.clientId, client.id), inArray(gateHosts.origin, [...removed])))
     const gone = new Set([...removed].map(gateCallbackUri))
     const redirectUris = [...new Set([...client.redirectUris, ...fresh.map(gateCallbackUri)])].filter((uri) => !gone.has(uri))

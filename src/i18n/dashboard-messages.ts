@@ -225,7 +225,6 @@ export type DashboardMessages = {
     /** A lower minimum age would let the client ask for thresholds its own face buffer (set by the operator) is too small for. */
     minAgeUnderBuffer: string
     gateHost: string
-    gateHostTaken: string
     gateHostLast: string
     gateAge: string
     gateTtl: string
@@ -269,6 +268,8 @@ export type DashboardMessages = {
     hostsCaption: string
     noHosts: string
     hostLabel: string
+    /** Where the proxy names this client (docs/gate.md): the client id, twice. */
+    proxyNames: (clientId: string) => string
     hostHelp: string
     addHost: string
     removeHost: (host: string) => string

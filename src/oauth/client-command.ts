@@ -69,7 +69,7 @@ export async function clientsCommand(services: Services, sub: string | undefined
     try {
       await updateGate(deps, client.id, gate)
     } catch (cause) {
-      // Nothing half-made stays behind: the client goes with its gate (a host gated by another client).
+      // Nothing half-made stays behind: the client goes with a gate the service refused.
       await deleteClient(deps.db, client.id, { now: deps.clock.now(), force: true })
       throw cause
     }

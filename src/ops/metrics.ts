@@ -40,7 +40,7 @@ export function createMetrics() {
     }),
     gateChecks: new Counter({
       name: 'ofage_gate_checks_total',
-      help: "The gate's answers to its proxies (/gate/auth) by outcome: pass, unverified (no cookie), refused (a cookie that does not count here), unknown_host, suspended, unavailable",
+      help: "The gate's answers to its proxies (/gate/auth) by outcome: pass, unverified (no cookie), refused (a cookie that does not count here), unknown_host, ambiguous (two origins could answer, or a sandbox client named where a live one gates), suspended, unavailable",
       labelNames: ['outcome'] as const,
       registers: [registry],
     }),

@@ -4,6 +4,8 @@ import type { Database } from '../../src/db/client.ts'
 import { clients, gateHosts } from '../../src/db/schema.ts'
 import { checkGateRequest } from '../../src/gate/gate-check.ts'
 import { GateDirectory } from '../../src/gate/gate-directory.ts'
+import type { GateHost } from '../../src/gate/gate-hosts.ts'
+import type { GateMatch } from '../../src/gate/gate-match.ts'
 import { updateGate } from '../../src/gate/gate-settings.ts'
 import { fixedClock } from '../../src/lib/clock.ts'
 import { sealGatePass } from '../../src/gate/gate-cookie.ts'
@@ -23,6 +25,10 @@ beforeAll(async () => {
   await updateGate(ctx.deps, shop.id, { addHosts: ['shop.example'] })
 })
 afterAll(() => ctx.close())
+
+/** A request as the documented proxy configurations ask about it: the client they name, scheme and host. */
+const asked = () => ({ host: 'shop.example:443', proto: 'https', clientId: shop.id })
+const hostOf = (match: GateMatch<GateHost>) => (match.outcome === 'found' ? match.host : undefined)
 
 /** The real database, counting the reads a directory makes and failing them on demand. */
 function watchedDatabase() {
@@ -48,35 +54,35 @@ describe('the gate directory', () => {
     const now = Math.floor(clock.now().getTime() / 1000)
     const cookie = `__Host-ofage_gate=${sealGatePass(ctx.deps.keys.gateKey, { clientId: shop.id, origin: 'https://shop.example', ageOver: 18, verificationId: 'v', issuedAt: now, expiresAt: now + 3600 })}`
     const deps = { gate: directory, keys: ctx.deps.keys, clock }
-    for (let i = 0; i < 1000; i++) expect((await checkGateRequest(deps, { host: 'shop.example', cookie })).outcome).toBe('pass')
+    for (let i = 0; i < 1000; i++) expect((await checkGateRequest(deps, { ...asked(), cookie })).outcome).toBe('pass')
     expect(state.reads).toBe(1)
     clock.advance(29_000)
-    await checkGateRequest(deps, { host: 'shop.example', cookie })
+    await checkGateRequest(deps, { ...asked(), cookie })
     expect(state.reads).toBe(1)
     clock.advance(2000)
-    await checkGateRequest(deps, { host: 'shop.example', cookie })
+    await checkGateRequest(deps, { ...asked(), cookie })
     expect(state.reads).toBe(2)
   })
 
   test('concurrent checks on a cold copy share one read', async () => {
     const { db, state } = watchedDatabase()
     const directory = new GateDirectory(db, ctx.clock)
-    await Promise.all(Array.from({ length: 50 }, () => directory.find('shop.example')))
+    await Promise.all(Array.from({ length: 50 }, () => directory.find(asked())))
     expect(state.reads).toBe(1)
   })
 
   test("a change to a client or its hosts is announced by the database's trigger and read at the next check (the clock is frozen: no 30 s expiry)", async () => {
     const directory = ctx.deps.gate
-    expect((await directory.find('shop.example'))?.ageRequired).toBe(18)
+    expect(hostOf(await directory.find(asked()))?.ageRequired).toBe(18)
     await updateGate(ctx.deps, shop.id, { age: 21 })
-    for (let i = 0; i < 60 && (await directory.find('shop.example'))?.ageRequired !== 21; i++) await Bun.sleep(50)
-    expect((await directory.find('shop.example'))?.ageRequired).toBe(21)
+    for (let i = 0; i < 60 && hostOf(await directory.find(asked()))?.ageRequired !== 21; i++) await Bun.sleep(50)
+    expect(hostOf(await directory.find(asked()))?.ageRequired).toBe(21)
     await ctx.deps.db.update(clients).set({ status: 'suspended' }).where(eq(clients.id, shop.id))
-    for (let i = 0; i < 60 && (await directory.find('shop.example'))?.active !== false; i++) await Bun.sleep(50)
-    expect((await directory.find('shop.example'))?.active).toBe(false)
+    for (let i = 0; i < 60 && hostOf(await directory.find(asked()))?.active !== false; i++) await Bun.sleep(50)
+    expect(hostOf(await directory.find(asked()))?.active).toBe(false)
     await ctx.deps.db.delete(gateHosts).where(eq(gateHosts.clientId, shop.id))
-    for (let i = 0; i < 60 && (await directory.find('shop.example')) !== undefined; i++) await Bun.sleep(50)
-    expect(await directory.find('shop.example')).toBeUndefined()
+    for (let i = 0; i < 60 && (await directory.find(asked())).outcome !== 'unknown_host'; i++) await Bun.sleep(50)
+    expect((await directory.find(asked())).outcome).toBe('unknown_host')
     await ctx.deps.db.update(clients).set({ status: 'active', gateAge: null }).where(eq(clients.id, shop.id))
     await updateGate(ctx.deps, shop.id, { addHosts: ['shop.example'] })
   })
@@ -88,9 +94,9 @@ describe('the gate directory', () => {
     const cookie = `__Host-ofage_gate=${sealGatePass(ctx.deps.keys.gateKey, { clientId: shop.id, origin: 'https://shop.example', ageOver: 18, verificationId: 'v', issuedAt: now, expiresAt: now + 3600 })}`
     const deps = { gate: directory, keys: ctx.deps.keys, clock: ctx.clock }
     state.broken = true
-    expect((await checkGateRequest(deps, { host: 'shop.example', cookie })).outcome).toBe('unavailable')
-    expect((await checkGateRequest(deps, { host: 'shop.example', cookie: null })).outcome).toBe('unavailable')
+    expect((await checkGateRequest(deps, { ...asked(), cookie })).outcome).toBe('unavailable')
+    expect((await checkGateRequest(deps, { ...asked(), cookie: null })).outcome).toBe('unavailable')
     state.broken = false
-    expect((await checkGateRequest(deps, { host: 'shop.example', cookie })).outcome).toBe('pass')
+    expect((await checkGateRequest(deps, { ...asked(), cookie })).outcome).toBe('pass')
   })
 })

@@ -24,14 +24,27 @@ beforeAll(async () => {
   other = await ctx.createClient({ name: 'Blog', sandbox: true })
   await updateGate(ctx.deps, shop.id, { addHosts: ['shop.example'], age: 18 })
   await updateGate(ctx.deps, other.id, { addHosts: ['blog.example'] })
+  named.set('shop.example', shop.id).set('blog.example', other.id)
 })
 afterAll(() => ctx.close())
 
-/** A request as a proxy in front of `host` forwards it: the host in X-Forwarded-Host, the visitor's cookies. */
-function viaProxy(path: string, host: string, init: { cookie?: string; headers?: Record<string, string>; method?: string } = {}) {
-  const headers = new Headers({ 'x-forwarded-host': host, ...init.headers })
+/** The client each host's proxy configuration names (docs/gate.md). */
+const named = new Map<string, string>()
+
+/**
+ * A request as a proxy in front of `host` forwards it, configured as docs/gate.md says: the host in
+ * X-Forwarded-Host, the scheme in X-Forwarded-Proto, the client its configuration names (`client=` on
+ * /gate/auth, X-Ofage-Client on /.ofage/; `client: null` for a configuration that names none), the
+ * visitor's cookies.
+ */
+function viaProxy(path: string, host: string, init: { cookie?: string; headers?: Record<string, string>; method?: string; client?: string | null } = {}) {
+  const url = new URL(`${PUBLIC_URL}${path}`)
+  const headers = new Headers({ 'x-forwarded-host': host, 'x-forwarded-proto': 'https', ...init.headers })
+  const client = init.client === undefined ? named.get(host.toLowerCase().replace(/:\d+$/, '')) : init.client
+  if (client != null && url.pathname === '/gate/auth') url.searchParams.set('client', client)
+  else if (client != null) headers.set('x-ofage-client', client)
   if (init.cookie) headers.set('cookie', init.cookie)
-  return ctx.handle(new Request(`${PUBLIC_URL}${path}`, { method: init.method ?? 'GET', headers }))
+  return ctx.handle(new Request(url, { method: init.method ?? 'GET', headers }))
 }
 
 function setCookie(response: Response, name: string): string | undefined {
@@ -95,6 +108,7 @@ describe('a visitor through the gate', () => {
   test('an ordinary verification of the client: its webhook event, and its plan limit at the start', async () => {
     const counted = await ctx.createClient({ name: 'Counted', sandbox: true, verificationLimit: 1 })
     await updateGate(ctx.deps, counted.id, { addHosts: ['counted.example'] })
+    named.set('counted.example', counted.id)
     await addWebhookEndpoint(ctx.deps, counted.id, { url: 'https://hooks.example/ofage' })
     const { finished } = await passGate('counted.example')
     expect(finished.status).toBe(303)
@@ -174,7 +188,7 @@ describe('/gate/auth, as a proxy asks it', () => {
   test('the redirect names the gated origin itself: Traefik resolved the relative one against its auth server\'s address', async () => {
     // traefik/traefik#11313: ForwardAuth makes a relative Location absolute against `address`, an internal
     // address no visitor reaches. The origin comes from the gated hosts, never from a request header.
-    const redirect = await viaProxy('/gate/auth?redirect=1', 'SHOP.example:443', { headers: { host: '127.0.0.1:3000', 'x-forwarded-uri': '/a', 'x-forwarded-method': 'HEAD', 'x-forwarded-proto': 'http' } })
+    const redirect = await viaProxy('/gate/auth?redirect=1', 'SHOP.example:443', { headers: { host: '127.0.0.1:3000', 'x-forwarded-uri': '/a', 'x-forwarded-method': 'HEAD' } })
     const location = new URL(redirect.headers.get('location')!, 'http://127.0.0.1:3000/gate/auth?redirect=1')
     expect(location.href).toBe(`${SHOP}/.ofage/start?rd=%2Fa`)
   })

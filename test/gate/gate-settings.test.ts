@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { findClient, updateClient } from '../../src/oauth/clients.ts'
 import { deleteClient } from '../../src/oauth/delete-client.ts'
+import { listGateHostsByClient } from '../../src/gate/gate-hosts.ts'
 import { readGateOrigin, readGateSettings, updateGate } from '../../src/gate/gate-settings.ts'
 import { createTestContext, type TestContext } from '../helpers.ts'
 import { createUser, sessionCsrf, signedIn, type DashboardBrowser } from '../dashboard/dashboard.ts'
@@ -54,9 +55,14 @@ describe('gate hosts', () => {
     expect(await pageOpens(live.id, 'https://shop.example/.ofage/callback')).toBe(false)
   })
 
-  test('a host is gated by one client only; a live client may not gate a plain-http host off loopback', async () => {
+  test('another client may list the same host: it locks no one out and opens nothing (the proxy names the client); a live client may not gate a plain-http host off loopback', async () => {
     await updateGate(ctx.deps, live.id, { addHosts: ['shop.example'] })
-    await expect(updateGate(ctx.deps, rival.id, { addHosts: ['https://shop.example'] })).rejects.toThrow('gated by another client')
+    const rivals = await updateGate(ctx.deps, rival.id, { addHosts: ['https://shop.example'] })
+    expect(rivals!.hosts).toEqual(['https://shop.example'])
+    expect((await client(rival.id)).redirectUris).toEqual(['https://rival.example/cb', 'https://shop.example/.ofage/callback'])
+    expect((await readGateSettings(ctx.deps.db, await client(live.id))).hosts).toContain('https://shop.example')
+    await updateGate(ctx.deps, rival.id, { removeHosts: ['https://shop.example'] })
+    expect((await readGateSettings(ctx.deps.db, await client(live.id))).hosts).toContain('https://shop.example')
     expect((await client(rival.id)).redirectUris).toEqual(['https://rival.example/cb'])
     await expect(updateGate(ctx.deps, live.id, { addHosts: ['http://plain.example'] })).rejects.toThrow('https')
     const loopback = await updateGate(ctx.deps, live.id, { addHosts: ['http://localhost:8081'] })
@@ -84,12 +90,14 @@ describe('gate hosts', () => {
     expect((await updateGate(ctx.deps, live.id, { age: null }))!).toMatchObject({ age: 18, ageIsSet: false })
   })
 
-  test('deleting a client frees its hosts for another', async () => {
+  test("deleting a client takes its claims of a host with it, and leaves another client's", async () => {
     const temporary = await ctx.createClient({ name: 'Temporary', redirectUris: ['https://tmp.example/cb'] })
     await updateGate(ctx.deps, temporary.id, { addHosts: ['tmp.example'] })
-    await expect(updateGate(ctx.deps, rival.id, { addHosts: ['tmp.example'] })).rejects.toThrow('another client')
-    await deleteClient(ctx.deps.db, temporary.id, { now: ctx.clock.now(), force: true })
     expect((await updateGate(ctx.deps, rival.id, { addHosts: ['tmp.example'] }))!.hosts).toEqual(['https://tmp.example'])
+    await deleteClient(ctx.deps.db, temporary.id, { now: ctx.clock.now(), force: true })
+    expect(await listGateHostsByClient(ctx.deps.db)).not.toContainKey(temporary.id)
+    expect((await readGateSettings(ctx.deps.db, await client(rival.id))).hosts).toEqual(['https://tmp.example'])
+    await updateGate(ctx.deps, rival.id, { removeHosts: ['tmp.example'] })
   })
 })
 
@@ -113,10 +121,9 @@ describe('on the dashboard', () => {
     expect((await readGateSettings(ctx.deps.db, await client(live.id))).hosts).not.toContain('https://forum.example')
   })
 
-  test("a host that is not one, or another client's, is refused with the reason and the value kept; nothing changes", async () => {
+  test('a host that is not one is refused with the reason and the value kept; nothing changes', async () => {
     await updateGate(ctx.deps, rival.id, { addHosts: ['rival.example'] })
     for (const [host, reason] of [
-      ['https://rival.example', 'gated by another client already'],
       ['http://plain.example', 'must use https'],
       ['shop.example/path', 'without a path'],
     ] as const) {
@@ -126,7 +133,16 @@ describe('on the dashboard', () => {
       expect(html).toContain(reason)
       expect(html).toContain(`value="${host}"`)
     }
-    expect((await readGateSettings(ctx.deps.db, await client(live.id))).hosts).not.toContain('https://rival.example')
+    expect((await readGateSettings(ctx.deps.db, await client(live.id))).hosts).not.toContain('https://plain.example')
+  })
+
+  test("the settings page names the client the site's proxy must name, and a host another client lists is gated here too", async () => {
+    expect(await settings()).toContain(`data-gate-client="${live.id}"`)
+    const added = await post('gate-hosts/add', { gate_host: 'rival.example' })
+    expect(added.status).toBe(303)
+    expect((await readGateSettings(ctx.deps.db, await client(live.id))).hosts).toContain('https://rival.example')
+    expect((await readGateSettings(ctx.deps.db, await client(rival.id))).hosts).toContain('https://rival.example')
+    await post('gate-hosts/remove', { gate_host: 'https://rival.example' })
   })
 
   test('age and lifetime are saved; a lifetime not offered, or an age out of range, is refused', async () => {

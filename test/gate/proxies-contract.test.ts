@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { sealGatePass } from '../../src/gate/gate-cookie.ts'
 import { GateUnavailableError } from '../../src/gate/gate-directory.ts'
 import { updateGate } from '../../src/gate/gate-settings.ts'
 import { createClient } from '../../src/oauth/clients.ts'
@@ -16,12 +17,18 @@ import { gateSnippet } from './proxy-harness.ts'
 const SHOP = 'https://shop.example'
 let running: RunningServer
 let ofage: URL
+/** The client the proxies' configurations name, and another client that lists the same host. */
+let shopClient: string
+let rivalClient: string
 
 beforeAll(async () => {
   running = await startTestServer()
   ofage = new URL(running.baseUrl)
-  const { client } = await createClient(running.services.deps, { name: 'Shop', redirectUris: ['https://shop.example/callback'], sandbox: true })
-  await updateGate(running.services.deps, client.id, { addHosts: ['shop.example'], age: 18 })
+  const deps = running.services.deps
+  shopClient = (await createClient(deps, { name: 'Shop', redirectUris: ['https://shop.example/callback'], sandbox: true })).client.id
+  await updateGate(deps, shopClient, { addHosts: ['shop.example'], age: 18 })
+  rivalClient = (await createClient(deps, { name: 'Rival', redirectUris: ['https://rival.example/callback'], sandbox: true })).client.id
+  await updateGate(deps, rivalClient, { addHosts: ['http://shop.example', 'https://shop.example:8443'] })
 }, 30_000)
 afterAll(() => running.stop())
 
@@ -71,18 +78,19 @@ function copyAnswerHeaders(request: Headers, source: Headers, names: string[]): 
  * `Response.Location`, as Traefik does unless `preserveLocationHeader` is set).
  */
 function traefik(): Proxy {
-  const config = Bun.YAML.parse(gateSnippet('traefik')) as {
+  const config = Bun.YAML.parse(gateSnippet('traefik', shopClient)) as {
     http: {
       routers: Record<string, { rule: string; service: string; middlewares?: string[] }>
-      middlewares: Record<string, { forwardAuth: { address: string; authResponseHeaders: string[] } }>
+      middlewares: Record<string, { forwardAuth?: { address: string; authResponseHeaders: string[] }; headers?: { customRequestHeaders: Record<string, string> } }>
       services: Record<string, { loadBalancer: { servers: { url: string }[] } }>
     }
   }
   const { routers, middlewares, services } = config.http
   const ofageRouter = Object.values(routers).find((router) => router.rule.includes('PathPrefix(`/.ofage/`)'))!
-  const gatedRouter = Object.values(routers).find((router) => router.middlewares?.length)!
-  expect(ofageRouter.middlewares).toBeUndefined()
-  const { address, authResponseHeaders } = middlewares[gatedRouter.middlewares![0]!]!.forwardAuth
+  const gatedRouter = Object.values(routers).find((router) => router.middlewares?.some((name) => middlewares[name]?.forwardAuth))!
+  // The `/.ofage/` router's headers middleware names the client, replacing what a visitor sent.
+  const ofageHeaders = (ofageRouter.middlewares ?? []).map((name) => middlewares[name]!.headers!.customRequestHeaders)
+  const { address, authResponseHeaders } = middlewares[gatedRouter.middlewares![0]!]!.forwardAuth!
   const authAddress = toOfage(address)
   const ofageService = toOfage(services[ofageRouter.service]!.loadBalancer.servers[0]!.url)
   const forwarded = (visit: Visit) => ({ 'x-forwarded-proto': 'https', 'x-forwarded-host': visit.url.host, 'x-forwarded-for': '203.0.113.7' })
@@ -91,6 +99,7 @@ function traefik(): Proxy {
       if (visit.url.pathname.startsWith('/.ofage/')) {
         const headers = copied(visit.headers)
         for (const [name, value] of Object.entries(forwarded(visit))) headers.set(name, value)
+        for (const [name, value] of ofageHeaders.flatMap(Object.entries)) headers.set(name, value)
         headers.set('host', visit.url.host)
         return { answered: await send(new URL(`${visit.url.pathname}${visit.url.search}`, ofageService), headers) }
       }
@@ -114,15 +123,22 @@ function traefik(): Proxy {
  * to the visitor untouched.
  */
 function caddy(): Proxy {
-  const snippet = gateSnippet('caddy-site')
+  const snippet = gateSnippet('caddy-site', shopClient)
   const uri = /^\s*uri (\S+)$/m.exec(snippet)![1]!
+  // `header_up` in the `/.ofage/*` block: set on what goes to ofage, replacing what a visitor sent.
+  const ofageBlock = /handle \/\.ofage\/\* \{([\s\S]*?)\n\t\}/.exec(snippet)![1]!
+  const headerUp = [...ofageBlock.matchAll(/header_up ([\w-]+) (\S+)/g)].map((m) => [m[1]!, m[2]!] as const)
+  expect(headerUp.length).toBeGreaterThan(0)
   const copyHeaders = /^\s*copy_headers (.+)$/m.exec(snippet)![1]!.trim().split(/\s+/)
   const upstream = toOfage(`http://${/forward_auth (\S+) \{/.exec(snippet)![1]!}`)
   return {
     async visit(visit) {
       const headers = copied(visit.headers)
       for (const [name, value] of Object.entries({ host: visit.url.host, 'x-forwarded-proto': 'https', 'x-forwarded-host': visit.url.host, 'x-forwarded-for': '203.0.113.7' })) headers.set(name, value)
-      if (visit.url.pathname.startsWith('/.ofage/')) return { answered: await send(new URL(`${visit.url.pathname}${visit.url.search}`, upstream), headers) }
+      if (visit.url.pathname.startsWith('/.ofage/')) {
+        for (const [name, value] of headerUp) headers.set(name, value)
+        return { answered: await send(new URL(`${visit.url.pathname}${visit.url.search}`, upstream), headers) }
+      }
       headers.set('x-forwarded-method', visit.method)
       headers.set('x-forwarded-uri', `${visit.url.pathname}${visit.url.search}`)
       const answer = await send(new URL(uri, upstream), headers)
@@ -138,19 +154,28 @@ function caddy(): Proxy {
  * with X-Original-URI, 403 stays 403, anything else a 500 shown as `/.ofage/unavailable`.
  */
 function nginx(): Proxy {
-  const snippet = gateSnippet('nginx-site')
-  const authPass = /location = \/\.ofage\/auth \{[^}]*proxy_pass (\S+);/.exec(snippet)![1]!
+  const snippet = gateSnippet('nginx-site', shopClient)
+  const authLocation = /location = \/\.ofage\/auth \{([^}]*)\}/.exec(snippet)![1]!
+  const ofageLocation = /location \/\.ofage\/ \{([^}]*)\}/.exec(snippet)![1]!
+  const authPass = /proxy_pass (\S+);/.exec(authLocation)![1]!
   const gated = /location \/ \{([^}]*)\}/.exec(snippet)![1]!
   const variables = new Map([...gated.matchAll(/auth_request_set \$(\w+) \$upstream_http_(\w+);/g)].map((m) => [m[1]!, m[2]!.replaceAll('_', '-')]))
   const setHeaders = [...gated.matchAll(/proxy_set_header ([\w-]+) \$(\w+);/g)].map((m) => ({ name: m[1]!, from: variables.get(m[2]!)! }))
   expect(gated).toContain('error_page 401 = /.ofage/start;')
   expect(gated).toContain('error_page 500 = /.ofage/unavailable;')
+  const port = /listen (\d+) ssl;/.exec(snippet)![1]!
   const authUrl = toOfage(authPass)
+  /** A location's `proxy_set_header` lines, nginx's variables read as they are for this visit; each replaces the visitor's header. */
+  const setBy = (location: string, visit: Visit, headers: Headers, requestUri: string) => {
+    const values: Record<string, string> = { host: visit.url.hostname, server_port: port, scheme: 'https', request_uri: requestUri, proxy_add_x_forwarded_for: '203.0.113.7' }
+    for (const [, name, value] of location.matchAll(/proxy_set_header ([\w-]+) (\S+);/g)) {
+      headers.set(name!, value!.replace(/\$(\w+)/g, (_, variable: string) => values[variable] ?? ''))
+    }
+  }
   const toOfageLocation = (visit: Visit, path: string, original: string) => {
     const headers = copied(visit.headers)
     headers.set('host', authUrl.host)
-    headers.set('x-forwarded-host', visit.url.hostname)
-    headers.set('x-original-uri', original)
+    setBy(ofageLocation, visit, headers, original)
     return send(new URL(path, authUrl), headers)
   }
   return {
@@ -159,7 +184,8 @@ function nginx(): Proxy {
       if (visit.url.pathname.startsWith('/.ofage/')) return { answered: await toOfageLocation(visit, requestUri, requestUri) }
       const headers = copied(visit.headers)
       headers.set('host', authUrl.host)
-      headers.set('x-forwarded-host', visit.url.hostname)
+      setBy(authLocation, visit, headers, requestUri)
+      headers.delete('content-length')
       const answer = await send(authUrl, headers)
       await answer.body?.cancel()
       if (answer.status >= 200 && answer.status < 300) {
@@ -273,6 +299,19 @@ for (const [name, make] of Object.entries({ Traefik: traefik, Caddy: caddy, ngin
         }
       } finally {
         gate.find = find
+      }
+    })
+
+    test('another client listing the host in another scheme or port: its pass is never forwarded, and no Host with a port is a way in (issue 30)', async () => {
+      const now = Math.floor(Date.now() / 1000)
+      for (const origin of ['http://shop.example', 'https://shop.example:8443', SHOP]) {
+        const value = sealGatePass(running.services.deps.keys.gateKey, { clientId: rivalClient, origin, ageOver: 30, verificationId: crypto.randomUUID(), issuedAt: now, expiresAt: now + 3600 })
+        for (const url of [`${SHOP}/account`, 'https://shop.example:80/account', 'https://shop.example:8443/account', 'https://shop.example:443/account']) {
+          for (const cookie of [`__Host-ofage_gate=${value}`, `ofage_gate=${value}`]) {
+            const outcome = await visitor(proxy).go(new URL(url), { headers: { cookie } })
+            expect({ origin, url, cookie: cookie.split('=')[0], forwarded: 'forwarded' in outcome }).toMatchObject({ forwarded: false })
+          }
+        }
       }
     })
 

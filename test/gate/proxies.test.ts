@@ -51,17 +51,20 @@ beforeAll(async () => {
   const certificate = await makeCertificate(folder.dir, [...Object.values(hosts.nginx), ...Object.values(hosts.caddy)])
   pem = certificate.pem
   const ofagePort = Number(new URL(running.baseUrl).port)
+  const deps = running.services.deps
+  // Each proxy's configuration names its client (docs/gate.md): made first, its hosts gated once the ports are known.
+  for (const name of ['nginx', 'caddy'] as const) {
+    clients[name] = (await createClient(deps, { name: `Shop behind ${name}`, redirectUris: ['https://shop.example/callback'], sandbox: true })).client
+  }
   // Side by side, each kept as it starts, so that afterAll stops whatever did when another failed.
   const started = await Promise.allSettled([
-    startNginx({ dir: folder.dir, ofagePort, certificate, hosts: hosts.nginx }).then((proxy) => (proxies.nginx = proxy)),
-    startCaddy({ dir: folder.dir, ofagePort, certificate, hosts: hosts.caddy }).then((proxy) => (proxies.caddy = proxy)),
+    startNginx({ dir: folder.dir, ofagePort, clientId: clients.nginx!.id, certificate, hosts: hosts.nginx }).then((proxy) => (proxies.nginx = proxy)),
+    startCaddy({ dir: folder.dir, ofagePort, clientId: clients.caddy!.id, certificate, hosts: hosts.caddy }).then((proxy) => (proxies.caddy = proxy)),
     launchChromium(['--host-resolver-rules=MAP *.test 127.0.0.1', '--ignore-certificate-errors']).then((launched) => (browser = launched)),
   ])
   for (const outcome of started) if (outcome.status === 'rejected') throw outcome.reason
-  const deps = running.services.deps
   for (const name of ['nginx', 'caddy'] as const) {
     const { sites } = proxies[name]!
-    clients[name] = (await createClient(deps, { name: `Shop behind ${name}`, redirectUris: ['https://shop.example/callback'], sandbox: true })).client
     await updateGate(deps, clients[name]!.id, { addHosts: [sites.site.origin, sites.path.origin], age: 18 })
   }
   clients.other = (await createClient(deps, { name: 'Another shop', redirectUris: ['https://other.example/callback'], sandbox: true })).client
@@ -274,6 +277,42 @@ for (const name of ['nginx', 'caddy'] as const) {
       expect(open.path).toBe('/open?forged=1')
       expect([open.headers['x-age-over'], open.headers['x-verification-id']]).toEqual([undefined, undefined])
     }, 60_000)
+
+    test("another client listing this very host, in any scheme or port, opens nothing: its pass is refused, its check never started, Host :80 is no way in (issue 30)", async () => {
+      const other = clients.other!
+      const deps = running.services.deps
+      const port = proxy().port
+      const claimed = [site().origin, `https://${site().host}`, `http://${site().host}`, `http://${site().host}:${port}`]
+      await updateGate(deps, other.id, { addHosts: claimed })
+      try {
+        const now = Math.floor(Date.now() / 1000)
+        const seen = site().upstream.seen.length
+        const context = await newContext()
+        const page = await context.newPage()
+        for (const origin of claimed) {
+          const value = sealGatePass(deps.keys.gateKey, { clientId: other.id, origin, ageOver: 30, verificationId: crypto.randomUUID(), issuedAt: now, expiresAt: now + 3600 })
+          await context.clearCookies()
+          await context.addCookies([gateCookie(site(), value)])
+          await page.goto(`${site().origin}/members?claimed=${encodeURIComponent(origin)}`)
+          await expectTheCheck(page)
+          // The check is the proxy's client's, whatever else lists the host.
+          expect(new URL(page.url()).searchParams.get('client_id')).toBe(client().id)
+          for (const host of [`${site().host}:80`, site().host, `${site().host}:443`]) {
+            for (const cookie of [`${GATE_COOKIE}=${value}`, `ofage_gate=${value}`]) {
+              const response = await throughProxy(proxy(), site(), '/members', { pem, headers: { host, cookie } })
+              await response.body?.cancel()
+              expect({ host, cookie: cookie.split('=')[0], status: response.status }).not.toMatchObject({ status: 200 })
+            }
+          }
+        }
+        await context.close()
+        expect(site().upstream.seen.length).toBe(seen)
+        // The proxy's own client is let through as before.
+        await gateSettles(proxy(), site(), passFor(name), 'passes')
+      } finally {
+        await updateGate(deps, other.id, { removeHosts: claimed })
+      }
+    }, 90_000)
 
     test('the upstream never received a request without a valid gate pass', async () => {
       const checks = await running.services.deps.db.select({ id: auditLogs.transactionId }).from(auditLogs).where(eq(auditLogs.clientId, client().id))

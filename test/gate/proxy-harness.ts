@@ -17,11 +17,14 @@ const guide = readFileSync(join(import.meta.dir, '../../docs/gate.md'), 'utf8')
 
 export type SnippetName = 'nginx-site' | 'nginx-path' | 'caddy-site' | 'caddy-path' | 'traefik'
 
-/** The code block of docs/gate.md that follows `<!-- snippet: name -->`. */
-export function gateSnippet(name: SnippetName): string {
+/** The client id the snippets name, where a reader puts their own. */
+export const SNIPPET_CLIENT_ID = 'cl_Wd4mQ8rT2vKx9bLe'
+
+/** The code block of docs/gate.md that follows `<!-- snippet: name -->`, naming `clientId` where the reader's own goes. */
+export function gateSnippet(name: SnippetName, clientId: string): string {
   const match = new RegExp(`<!-- snippet: ${name} -->\\n\`\`\`\\w+\\n([\\s\\S]*?)\`\`\``).exec(guide)
   if (!match) throw new Error(`docs/gate.md has no snippet "${name}"`)
-  return match[1]!
+  return substitute(match[1]!, [[SNIPPET_CLIENT_ID, clientId]])
 }
 
 /** Replaces each `from` with its `to`, and fails when a snippet no longer holds what a test replaces. */
@@ -83,7 +86,8 @@ export type RunningProxy = {
   stop(): Promise<void>
 }
 
-export type ProxyOptions = { dir: string; ofagePort: number; certificate: { cert: string; key: string; pem: string }; hosts: { site: string; path: string } }
+/** `clientId`: the client both gated hosts' configuration names (docs/gate.md, "Who a host belongs to"). */
+export type ProxyOptions = { dir: string; ofagePort: number; clientId: string; certificate: { cert: string; key: string; pem: string }; hosts: { site: string; path: string } }
 
 type Spawned = ReturnType<typeof Bun.spawn>
 
@@ -127,7 +131,7 @@ export async function startNginx(options: ProxyOptions): Promise<RunningProxy> {
   mkdirSync(dir, { recursive: true })
   const { port, sites } = await startSites({ site: 'nginx-site', path: 'nginx-path' }, options)
   const server = (site: ProxySite) =>
-    substitute(gateSnippet(site.snippet), [
+    substitute(gateSnippet(site.snippet, options.clientId), [
       ['/etc/ssl/shop.example.crt', options.certificate.cert],
       ['/etc/ssl/shop.example.key', options.certificate.key],
       ['listen 443 ssl;', `listen 127.0.0.1:${port} ssl;`],
@@ -161,7 +165,7 @@ export async function startCaddy(options: ProxyOptions): Promise<RunningProxy> {
   mkdirSync(dir, { recursive: true })
   const { port, sites } = await startSites({ site: 'caddy-site', path: 'caddy-path' }, options)
   const block = (site: ProxySite) =>
-    substitute(gateSnippet(site.snippet), [
+    substitute(gateSnippet(site.snippet, options.clientId), [
       // The docs let Caddy get a certificate; here it is the test's own.
       ['shop.example {', `https://${site.host}:${port} {\n\ttls ${options.certificate.cert} ${options.certificate.key}`],
       ['127.0.0.1:3000', `127.0.0.1:${options.ofagePort}`],

@@ -40,6 +40,7 @@ const samples: Record<string, unknown> = {
   until: 'UNTIL-TIME',
   created: 'CREATED-DATE',
   host: 'gated.example',
+  clientId: 'cl_SAMPLE_ID',
   ratio: '3.97:1',
 }
 

@@ -264,7 +264,6 @@ export const es: DashboardMessages = {
       'Con esta edad mínima, tu sitio podría pedir edades que necesitan un margen de la comprobación con la cara mayor que el tuyo. Pide antes al operador que suba el margen (clients update --face-buffer) o mantén la edad mínima.',
     gateHost:
       'Escribe un nombre de host como shop.example, o un origen como https://shop.example:8443, sin ruta; el de un sitio en producción debe usar https, salvo en tu propio equipo (localhost).',
-    gateHostTaken: 'Otro cliente ya protege este host. Cada host lo protege un solo cliente.',
     gateHostLast: 'Un cliente conserva al menos una URI de redirección: añade una antes de quitar su último host protegido.',
     gateAge: 'La edad de la barrera es un número entero del 1 al 99, no menor que tu edad mínima, o vacío.',
     gateTtl: 'Elige uno de los plazos de la lista.',
@@ -306,6 +305,7 @@ export const es: DashboardMessages = {
     hostsCaption: 'Hosts protegidos',
     noHosts: 'Todavía no hay ningún host protegido.',
     hostLabel: 'Host que proteger',
+    proxyNames: (clientId) => `La configuración de tu proxy nombra a este cliente, ${clientId}: client=${clientId} en la dirección que consulta (/gate/auth) y X-Ofage-Client: ${clientId} en /.ofage/. Un host solo se abre para el cliente que nombra su propio proxy, aunque otros lo añadan.`,
     hostHelp: 'Su dirección de vuelta, https://host/.ofage/callback, se añade a tus URI de redirección.',
     addHost: 'Proteger este host',
     removeHost: (host) => `Dejar de proteger ${host}`,

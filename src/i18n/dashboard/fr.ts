@@ -264,7 +264,6 @@ export const fr: DashboardMessages = {
       'Cet âge minimum permettrait à votre site de demander des âges qui exigent une marge de vérification par le visage plus grande que la vôtre. Demandez d’abord à l’opérateur d’augmenter la marge (clients update --face-buffer), ou gardez l’âge minimum.',
     gateHost:
       'Saisissez un nom d’hôte comme shop.example, ou une origine comme https://shop.example:8443, sans chemin ; celle d’un site en production doit utiliser https, sauf sur votre propre machine (localhost).',
-    gateHostTaken: 'Cet hôte est déjà protégé par un autre client. Un hôte n’est protégé que par un seul client.',
     gateHostLast: 'Un client garde au moins une URI de redirection : ajoutez-en une avant de retirer son dernier hôte protégé.',
     gateAge: 'L’âge de la barrière est un nombre entier de 1 à 99, pas inférieur à votre âge minimum, ou vide.',
     gateTtl: 'Choisissez l’une des durées proposées.',
@@ -306,6 +305,7 @@ export const fr: DashboardMessages = {
     hostsCaption: 'Hôtes protégés',
     noHosts: 'Aucun hôte n’est encore protégé.',
     hostLabel: 'Hôte à protéger',
+    proxyNames: (clientId) => `La configuration de votre proxy nomme ce client, ${clientId} : client=${clientId} dans l’adresse qu’il interroge (/gate/auth) et X-Ofage-Client: ${clientId} sur /.ofage/. Un hôte ne s’ouvre que pour le client que nomme son propre proxy, quiconque d’autre l’inscrive.`,
     hostHelp: 'Son adresse de retour, https://host/.ofage/callback, est ajoutée à vos URI de redirection.',
     addHost: 'Protéger cet hôte',
     removeHost: (host) => `Ne plus protéger ${host}`,

@@ -264,7 +264,6 @@ export const it: DashboardMessages = {
       'Con questa età minima il tuo sito potrebbe chiedere età che richiedono un margine della verifica con il viso più ampio del tuo. Chiedi prima all’operatore di aumentare il margine (clients update --face-buffer), oppure mantieni l’età minima.',
     gateHost:
       'Inserisci un nome host come shop.example, o un’origine come https://shop.example:8443, senza percorso; quella di un sito in produzione deve usare https, tranne sul tuo computer (localhost).',
-    gateHostTaken: 'Questo host è già protetto da un altro client. Ogni host è protetto da un solo client.',
     gateHostLast: 'Un client mantiene almeno un URI di reindirizzamento: aggiungine uno prima di rimuovere il suo ultimo host protetto.',
     gateAge: 'L’età della barriera è un numero intero da 1 a 99, non inferiore alla tua età minima, oppure vuota.',
     gateTtl: 'Scegli uno dei tempi proposti.',
@@ -306,6 +305,7 @@ export const it: DashboardMessages = {
     hostsCaption: 'Host protetti',
     noHosts: 'Nessun host è ancora protetto.',
     hostLabel: 'Host da proteggere',
+    proxyNames: (clientId) => `La configurazione del tuo proxy nomina questo client, ${clientId}: client=${clientId} nell’indirizzo che interroga (/gate/auth) e X-Ofage-Client: ${clientId} su /.ofage/. Un host si apre solo per il client nominato dal suo stesso proxy, chiunque altro lo aggiunga.`,
     hostHelp: 'Il suo indirizzo di ritorno, https://host/.ofage/callback, viene aggiunto ai tuoi URI di reindirizzamento.',
     addHost: 'Proteggi questo host',
     removeHost: (host) => `Non proteggere più ${host}`,
