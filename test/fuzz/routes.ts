@@ -40,7 +40,7 @@ export type Real =
   | 'clientId' | 'secret' | 'redirectUri' | 'state' | 'code' | 'token' | 'session' | 'csrf' | 'browser' | 'agePass'
   | 'walletState' | 'requestId' | 'answeredRequestId' | 'challenge' | 'demoState' | 'demoCode' | 'metricsToken' | 'sdJwt' | 'mdoc'
   | 'dashboardSession' | 'dashboardCsrf' | 'dashboardForm' | 'dashboardFormCsrf' | 'dashboardEmail' | 'dashboardPassword' | 'passwordToken' | 'transactionId'
-  | 'gatePass' | 'gateFlow' | 'gateCode' | 'webhookEndpoint' | 'webhookDelivery'
+  | 'gatePass' | 'gateFlow' | 'gateCode' | 'gateClient' | 'webhookEndpoint' | 'webhookDelivery'
   | 'logoVersion' | 'logoFile'
 
 export type Piece =
@@ -260,7 +260,14 @@ function shapes(hostile: Arbitrary<Piece>, strict: boolean): Shape[] {
     dashboardJson('sign-in/passkey', { response: assertion }, 'dashboardFormCsrf'),
   ]
   // The gate, as a proxy in front of gated.example forwards to it (docs/gate.md).
-  const gateHeaders = { 'x-forwarded-host': mix(words(GATED_HOST, `${GATED_HOST}:443`, 'GATED.example', 'unknown.example', '')), 'x-original-uri': mix(words('/page?x=1', '/.ofage/start', '//evil.example')) }
+  // The client the proxy's configuration names: on /gate/auth in its address, on /.ofage/ in X-Ofage-Client.
+  const gateClient = mix(real('gateClient'), words('cl_nobody', ''))
+  const gateHeaders = {
+    'x-forwarded-host': mix(words(GATED_HOST, `${GATED_HOST}:443`, 'GATED.example', `${GATED_HOST}:80`, 'unknown.example', '')),
+    'x-forwarded-proto': mix(words('https', 'http', 'HTTPS', 'https, http', '')),
+    'x-original-uri': mix(words('/page?x=1', '/.ofage/start', '//evil.example')),
+  }
+  const pageHeaders = { ...gateHeaders, 'x-ofage-client': gateClient }
   const gateCookies = { '__Host-ofage_gate': mix(real('gatePass')), '__Host-ofage_gate_flow': mix(real('gateFlow')) }
   const rd = mix(words('/', '/a/b?c=d', '//evil.example', 'https://evil.example', '/\\evil.example', `https://${GATED_HOST}/x`))
   const gate: Shape[] = [
@@ -269,20 +276,20 @@ function shapes(hostile: Arbitrary<Piece>, strict: boolean): Shape[] {
       served: 'ALL',
       method: 'GET',
       path: ['gate', 'auth'],
-      query: { redirect: mix(words('1', 'true', '0')) },
+      query: { redirect: mix(words('1', 'true', '0')), client: gateClient },
       headers: { ...gateHeaders, 'x-forwarded-uri': mix(words('/', '/a?b=c&d=e', '//evil.example')), 'x-forwarded-method': mix(words('GET', 'HEAD', 'POST')) },
       cookies: gateCookies,
     },
-    { name: 'GET /.ofage/start', served: 'ALL', method: 'GET', path: ['.ofage', 'start'], query: { rd, lang: mix(words('en', 'de')) }, headers: gateHeaders, cookies: gateCookies },
+    { name: 'GET /.ofage/start', served: 'ALL', method: 'GET', path: ['.ofage', 'start'], query: { rd, lang: mix(words('en', 'de')) }, headers: pageHeaders, cookies: gateCookies },
     {
       name: 'GET /.ofage/callback',
       method: 'GET',
       path: ['.ofage', 'callback'],
       query: { code: mix(real('gateCode')), state: mix(words(GATE_STATE)), iss: mix(words(ISSUER, 'https://evil.example')) },
-      headers: gateHeaders,
+      headers: pageHeaders,
       cookies: gateCookies,
     },
-    { name: 'GET /.ofage/forget', served: 'ALL', method: 'GET', path: ['.ofage', 'forget'], query: { rd }, headers: gateHeaders, cookies: gateCookies },
+    { name: 'GET /.ofage/forget', served: 'ALL', method: 'GET', path: ['.ofage', 'forget'], query: { rd }, headers: pageHeaders, cookies: gateCookies },
     { name: 'GET /.ofage/unavailable', served: 'ALL', method: 'GET', path: ['.ofage', 'unavailable'], query: { lang: mix(words('en', 'de')) } },
     { name: 'GET /.ofage/ofage.css', method: 'GET', path: ['.ofage', 'ofage.css'] },
   ]
@@ -744,6 +751,7 @@ export async function createFuzzTarget() {
     sdJwt: await presentation('sd-jwt'), mdoc: await presentation('av'),
     dashboardEmail: 'fuzz@shop.example', dashboardPassword: DASHBOARD_PASSWORD, transactionId,
     logoVersion: logoVersion(logo), logoFile: logoFile.toString('latin1'),
+    gateClient: sandbox.id,
     gatePass: sealGatePass(ctx.deps.keys.gateKey, { clientId: sandbox.id, origin: `https://${GATED_HOST}`, ageOver: 18, verificationId: transactionId, issuedAt: nowSeconds, expiresAt: nowSeconds + 3600 }),
     gateFlow: sealGateFlow(ctx.deps.keys.gateKey, { origin: `https://${GATED_HOST}`, state: GATE_STATE, codeVerifier: GATE_VERIFIER, returnTo: '/after', expiresAt: nowSeconds + 1800 }),
   }
