@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os'
+import { BlockList, isIP } from 'node:net'
 import { ConfigError } from './errors.ts'
 
 /**
@@ -50,6 +51,11 @@ export type Config = {
   hstsIncludeSubDomains: boolean
   /** NODE_ENV=production: the dev issuer and wallet commands, and a dev issuer in the trust list, are refused. */
   production: boolean
+  /**
+   * Where every outbound request (webhooks, status lists, CRLs, trust lists) may connect beyond public
+   * addresses: loopback outside production, and the networks of OUTBOUND_ALLOWED_NETWORKS (src/lib/address-policy.ts).
+   */
+  outbound: { allowLoopback: boolean; allowedNetworks: readonly string[] }
   /** SMTP_URL and SMTP_FROM: the dashboard's "Forgot password?" emails; unset, the operator resets passwords. */
   mail: MailConfig | undefined
 }
@@ -205,6 +211,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: readFlag('TRUST_PROXY', env.TRUST_PROXY) ?? false,
     hstsIncludeSubDomains: readFlag('HSTS_INCLUDE_SUBDOMAINS', env.HSTS_INCLUDE_SUBDOMAINS) ?? false,
     production,
+    outbound: { allowLoopback: !production, allowedNetworks: readNetworks(env.OUTBOUND_ALLOWED_NETWORKS) },
     mail: readMail(env.SMTP_URL, env.SMTP_FROM),
   }
 }
@@ -247,6 +254,25 @@ function readMail(urlValue: string | undefined, fromValue: string | undefined): 
     auth: url.username || url.password ? { user: decode(url.username), pass: decode(url.password) } : undefined,
     from,
   }
+}
+
+/**
+ * OUTBOUND_ALLOWED_NETWORKS: comma-separated addresses and CIDR prefixes that outbound requests may reach
+ * although private or loopback (an internal webhook receiver, a local mirror of the lists).
+ */
+function readNetworks(value: string | undefined): readonly string[] {
+  const entries = (nonEmpty(value) ?? '').split(',').map((entry) => entry.trim()).filter(Boolean)
+  for (const entry of entries) {
+    const [address = '', prefix, extra] = entry.split('/')
+    const family = isIP(address)
+    const bits = prefix === undefined ? undefined : /^\d{1,3}$/.test(prefix) ? Number(prefix) : Number.NaN
+    if (family === 0 || extra !== undefined || (bits !== undefined && !(bits <= (family === 4 ? 32 : 128)))) {
+      throw new ConfigError('OUTBOUND_ALLOWED_NETWORKS', `"${entry}" is not an IP address or a CIDR prefix such as 10.0.5.0/24 or fd00:5::/64`)
+    }
+    // The form address-policy.ts reads it in: what passes here is what it can build.
+    new BlockList().addSubnet(address, bits ?? (family === 4 ? 32 : 128), family === 4 ? 'ipv4' : 'ipv6')
+  }
+  return entries
 }
 
 /** The digital credential method is on when CREDENTIAL_TRUST_LIST names a file (read at start: loadTrustList). */

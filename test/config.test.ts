@@ -51,8 +51,17 @@ describe('loadConfig (DESIGN.md "Configuration")', () => {
       trustProxy: false,
       hstsIncludeSubDomains: false,
       production: false,
+      outbound: { allowLoopback: true, allowedNetworks: [] },
       mail: undefined,
     })
+  })
+
+  test('OUTBOUND_ALLOWED_NETWORKS names addresses and prefixes outbound requests may reach; production alone turns loopback off', () => {
+    expect(loadConfig({ OUTBOUND_ALLOWED_NETWORKS: ' 10.0.5.7, 10.9.0.0/16,fd00:5::/64 ,' }).outbound).toEqual({ allowLoopback: true, allowedNetworks: ['10.0.5.7', '10.9.0.0/16', 'fd00:5::/64'] })
+    expect(loadConfig({ NODE_ENV: 'production' }).outbound).toEqual({ allowLoopback: false, allowedNetworks: [] })
+    for (const value of ['intranet.example', '10.0.0.0/33', '10.0.0.0/8/8', 'fd00::/129', '10.0.0.0/x', '*']) {
+      expect([value, configError({ OUTBOUND_ALLOWED_NETWORKS: value }).variable]).toEqual([value, 'OUTBOUND_ALLOWED_NETWORKS'])
+    }
   })
 
   test('PORT flows into the default PUBLIC_URL; APP_URL and ISSUER_URL default to PUBLIC_URL', () => {

@@ -107,7 +107,7 @@ export function webhooksRoutes(deps: AppDeps, context: DashboardContext) {
     }
     if (isCleartextUrl(url) && !session.client.sandbox) return problems.https
     if (url.protocol === 'http:' && deps.config.production) return problems.https
-    if (isInternalWebhookUrl(url, { allowLoopback: !deps.config.production })) return problems.internal
+    if (isInternalWebhookUrl(url, deps.config.outbound)) return problems.internal
     if (endpoints.some((endpoint) => endpoint.url === url.href)) return problems.known
     if (endpoints.length >= MAX_WEBHOOK_ENDPOINTS) return problems.tooMany(MAX_WEBHOOK_ENDPOINTS)
     return undefined

@@ -1,11 +1,14 @@
+import type { LookupAddress } from 'node:dns'
 import { BlockList, isIP } from 'node:net'
 
 /**
- * Where an outbound fetch of ours (a status list, a CRL) may connect. The address comes from a credential's
- * issuer, so it is someone else's choice: without this, a trusted issuer (or whoever compromised one) could
- * make our server probe its own network, the cloud metadata service (169.254.169.254) or a neighbour's admin
- * page. Only public unicast addresses are reachable; loopback only where the operator allows it (a local
- * mirror, tests).
+ * Where an outbound request of ours (a webhook, a status list, a CRL, a published trust list) may connect.
+ * The address is someone else's choice (a client's webhook URL, a credential's issuer): without this, a
+ * dashboard user or a trusted issuer (or whoever compromised one) could make our server probe its own
+ * network, the cloud metadata service (169.254.169.254) or a neighbour's admin page. Only public unicast
+ * addresses are reachable; loopback only where the operator allows it (a local mirror, tests), and the
+ * networks the operator names (OUTBOUND_ALLOWED_NETWORKS). Judged on addresses, never on names: a name is
+ * whatever it resolves to at connect time (src/lib/outbound-fetch.ts).
  */
 const NEVER = new BlockList()
 // RFC 6890 special-purpose ranges that are not the public internet.
@@ -35,6 +38,17 @@ const LOOPBACK = new BlockList()
 LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4')
 LOOPBACK.addAddress('::1', 'ipv6')
 
+/** What the operator allows beyond public addresses: the same for every outbound request of a server. */
+export type AddressPolicy = {
+  /** Loopback (127.0.0.0/8, ::1): outside production by default (tests, a local mirror or receiver). */
+  allowLoopback: boolean
+  /**
+   * OUTBOUND_ALLOWED_NETWORKS: addresses and CIDR prefixes reachable although private or loopback (an
+   * internal webhook receiver, a mirror of the lists), as config.ts has checked them.
+   */
+  allowedNetworks?: readonly string[] | undefined
+}
+
 /** Why an address is refused, or undefined when a connection to it is allowed. */
 export type AddressRefusal = 'not_an_address' | 'private_address' | 'loopback_address'
 
@@ -43,17 +57,57 @@ export type AddressRefusal = 'not_an_address' | 'private_address' | 'loopback_ad
  * (IPv4-mapped `::ffff:a.b.c.d`, IPv4-compatible, NAT64 `64:ff9b::/96`, 6to4 `2002::/16`) are judged by
  * the IPv4 address inside: `::ffff:10.0.0.1` reaches 10.0.0.1.
  */
-export function refuseAddress(address: string, options: { allowLoopback: boolean }): AddressRefusal | undefined {
+export function refuseAddress(address: string, policy: AddressPolicy): AddressRefusal | undefined {
   const family = isIP(address)
   if (family === 0) return 'not_an_address'
   if (family === 6) {
     const inner = embeddedIpv4(address)
-    if (inner !== undefined) return refuseAddress(inner, options)
+    if (inner !== undefined) return refuseAddress(inner, policy)
   }
   const type = family === 4 ? 'ipv4' : 'ipv6'
-  if (LOOPBACK.check(address, type)) return options.allowLoopback ? undefined : 'loopback_address'
+  if (policy.allowedNetworks?.length && allowedList(policy.allowedNetworks).check(address, type)) return undefined
+  if (LOOPBACK.check(address, type)) return policy.allowLoopback ? undefined : 'loopback_address'
   if (NEVER.check(address, type)) return 'private_address'
   return undefined
+}
+
+/**
+ * The addresses a host name stands for without asking DNS, or undefined for a name DNS must answer: an IP
+ * literal is itself, and a localhost name (`localhost`, `LOCALHOST`, `foo.localhost`, with or without the
+ * trailing dot of an absolute name) is loopback, as RFC 6761 §6.3 has resolvers answer ("SHOULD always
+ * return the IP loopback address"), and as Bun's own fetch and many stub resolvers do whatever DNS says.
+ * This is resolution, not a policy on names: the addresses it gives are judged like any other.
+ */
+export function knownAddresses(hostname: string): LookupAddress[] | undefined {
+  const bare = hostname.replace(/^\[(.*)\]$/, '$1')
+  const family = isIP(bare)
+  if (family !== 0) return [{ address: bare, family }]
+  if (/(^|\.)localhost\.?$/i.test(bare)) {
+    return [
+      { address: '127.0.0.1', family: 4 },
+      { address: '::1', family: 6 },
+    ]
+  }
+  return undefined
+}
+
+const allowedLists = new WeakMap<readonly string[], BlockList>()
+
+function allowedList(entries: readonly string[]): BlockList {
+  let list = allowedLists.get(entries)
+  if (!list) {
+    list = new BlockList()
+    for (const entry of entries) addNetwork(list, entry)
+    allowedLists.set(entries, list)
+  }
+  return list
+}
+
+/** `10.0.5.7` (one address) or `10.0.5.0/24`; a malformed entry throws (BlockList's own error). */
+function addNetwork(list: BlockList, entry: string) {
+  const [address = '', prefix] = entry.split('/')
+  const family = isIP(address)
+  list.addSubnet(address, prefix === undefined ? (family === 4 ? 32 : 128) : Number(prefix), family === 4 ? 'ipv4' : 'ipv6')
 }
 
 /** The IPv4 address an IPv6 address stands for, where it stands for one. */

@@ -59,11 +59,11 @@ export function credentialRoutes(deps: AppDeps, { openPage, openForm, offeredMet
 
   const plainAnswers = deps.config.credentials?.plainAnswers ?? false
   const crossDevice = { clientId: credentials.verifier.clientId, responseUri }
-  // One per app, for its caches. Loopback (an operator's local mirror) only outside production.
+  // One per app, for its caches. Loopback (an operator's local mirror) only outside production, as every outbound request.
   const revocation = createRevocation({
     trustList: () => credentials.trust.latest(),
     now: () => deps.clock.now(),
-    fetch: { allowLoopback: !deps.config.production },
+    fetch: deps.config.outbound,
     unreachable: deps.config.trust.revocationUnreachable,
     onStatusOutcome: (outcome) => deps.metrics.revocationChecks.inc({ kind: 'status_list', outcome }),
     onCrlOutcome: (outcome) => deps.metrics.revocationChecks.inc({ kind: 'crl', outcome }),

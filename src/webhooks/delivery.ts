@@ -2,8 +2,10 @@ import { and, asc, eq, inArray, isNull, lte, or, sql } from 'drizzle-orm'
 import { Webhook } from 'standardwebhooks'
 import type { Database } from '../db/client.ts'
 import { webhookDeliveries, webhookEndpoints } from '../db/schema.ts'
+import type { AddressPolicy } from '../lib/address-policy.ts'
 import type { Clock } from '../lib/clock.ts'
 import { redact, type Logger } from '../lib/log.ts'
+import { postBounded, type FetchFailure, type PostResult } from '../lib/outbound-fetch.ts'
 import type { Metrics } from '../ops/metrics.ts'
 
 /**
@@ -16,7 +18,8 @@ const LEASE_MS = 30_000
 const SEND_TIMEOUT_MS = 10_000
 const BATCH = 16
 
-type DeliveryDeps = { db: Database; clock: Clock; log: Logger; metrics: Metrics }
+/** `config.outbound`: where a send may connect, judged at connect time (src/lib/outbound-fetch.ts). */
+type DeliveryDeps = { db: Database; clock: Clock; log: Logger; metrics: Metrics; config: { outbound: AddressPolicy } }
 
 /**
  * One pass of the worker: claims the deliveries that are due (a lease, taken with SKIP LOCKED so that
@@ -57,7 +60,7 @@ export async function deliverDue(deps: DeliveryDeps): Promise<number> {
       const endpoint = byId.get(delivery.endpointId)
       // Removed since it was claimed: its deliveries went with it.
       if (!endpoint) return
-      const outcome = await send(endpoint, delivery, deps.clock.now())
+      const outcome = await send(deps.config.outbound, endpoint, delivery, deps.clock.now())
       await record(deps, delivery, leaseUntil, outcome)
     }),
   )
@@ -66,41 +69,56 @@ export async function deliverDue(deps: DeliveryDeps): Promise<number> {
 
 type Outcome = { ok: boolean; status: number | null; error: string | null }
 
-async function send(endpoint: { url: string; secret: string }, delivery: { id: string; payload: string }, at: Date): Promise<Outcome> {
+/**
+ * One signed POST, through the outbound module that every request of ours goes through: the address the
+ * endpoint's host resolves to is judged when connecting (a client's people choose the URL: issue 30), and a
+ * redirect is the receiver's answer, never followed. Plain http is the endpoint registry's to refuse.
+ */
+async function send(policy: AddressPolicy, endpoint: { url: string; secret: string }, delivery: { id: string; payload: string }, at: Date): Promise<Outcome> {
   const signature = new Webhook(endpoint.secret).sign(delivery.id, at, delivery.payload)
-  try {
-    const response = await fetch(endpoint.url, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'user-agent': 'ofage-webhooks',
-        'webhook-id': delivery.id,
-        'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
-        'webhook-signature': signature,
-      },
-      body: delivery.payload,
-      redirect: 'manual',
-      signal: AbortSignal.timeout(SEND_TIMEOUT_MS),
-    })
-    await response.body?.cancel()
-    return { ok: response.status >= 200 && response.status < 300, status: response.status, error: null }
-  } catch (cause) {
-    return { ok: false, status: null, error: describeSendFailure(cause, endpoint.url) }
-  }
+  const sent = await postBounded(endpoint.url, {
+    ...policy,
+    allowHttp: true,
+    timeoutMs: SEND_TIMEOUT_MS,
+    headers: {
+      'content-type': 'application/json',
+      'user-agent': 'ofage-webhooks',
+      'webhook-id': delivery.id,
+      'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+      'webhook-signature': signature,
+    },
+    body: delivery.payload,
+  })
+  if (sent.ok) return { ok: sent.status >= 200 && sent.status < 300, status: sent.status, error: null }
+  return { ok: false, status: null, error: describeSendFailure(sent, endpoint.url) }
+}
+
+/** What `last_error` says when nothing was sent to the address: no port was opened, so nothing about it. */
+const NOT_SENT: Partial<Record<FetchFailure, string>> = {
+  refused_address: 'refused_address: the endpoint’s host is or resolves to a private, loopback or reserved address, which webhooks are not sent to',
+  refused_url: 'refused_url: the endpoint’s URL is not one webhooks are sent to',
+  timeout: `timeout: no answer within ${SEND_TIMEOUT_MS / 1000} s`,
 }
 
 /**
- * Why a send failed, for the log and `webhooks dead`: the system's code and message (`ECONNREFUSED: Unable
- * to connect…`, `ENOTFOUND`, a timeout), not only the error's class (issue 19: every failure logged
+ * Why a send failed, for the log, the deliveries list and `webhooks dead`. A refused address says only that
+ * (issue 30: never how a port answered). An unreachable one says the system's code and message
+ * (`ECONNREFUSED: …`, `ENOTFOUND`), not only the error's class (issue 19: every failure logged
  * `"error":"TypeError"`). Never the payload or the signature; the endpoint's URL is cut out of the message,
  * since a receiver's URL may carry a token of its own.
  */
-export function describeSendFailure(cause: unknown, url: string): string {
+export function describeSendFailure(failure: PostResult & { ok: false }, url: string): string {
+  const known = NOT_SENT[failure.failure]
+  if (known) return known
+  return `${failure.failure}: ${describeError(failure.cause, url)}`
+}
+
+function describeError(cause: unknown, url: string): string {
   if (!(cause instanceof Error)) return 'error'
   const code = (cause as { code?: unknown }).code ?? (cause.cause as { code?: unknown } | undefined)?.code
   const message = redact(cause.message.replaceAll(url, '[endpoint URL]')).slice(0, 300)
-  const prefix = typeof code === 'string' && code && !message.startsWith(code) ? `${code}: ` : ''
-  return `${cause.name}: ${prefix}${message}`
+  if (typeof code !== 'string' || !code) return `${cause.name}: ${message}`
+  return message.startsWith(code) ? message : `${code}: ${message}`
 }
 
 /** Writes an attempt's outcome, only while the lease is still ours (an expired one may be another's attempt now). */

@@ -4,7 +4,7 @@ import { clients, webhookDeliveries, webhookEndpoints } from '../db/schema.ts'
 import { OAuthError } from '../errors.ts'
 import type { Clock } from '../lib/clock.ts'
 import { randomToken } from '../lib/crypto.ts'
-import { refuseAddress } from '../lib/address-policy.ts'
+import { knownAddresses, refuseAddress, type AddressPolicy } from '../lib/address-policy.ts'
 import { isCleartextUrl, readHttpUrl } from '../lib/http-url.ts'
 import { findClient } from '../oauth/clients.ts'
 import { eventTypes, type EventType } from './events.ts'
@@ -12,7 +12,7 @@ import { eventTypes, type EventType } from './events.ts'
 export type WebhookEndpoint = typeof webhookEndpoints.$inferSelect
 export type WebhookDelivery = typeof webhookDeliveries.$inferSelect
 
-type EndpointDeps = { db: Database; clock: Clock; config: { production: boolean } }
+type EndpointDeps = { db: Database; clock: Clock; config: { production: boolean; outbound: AddressPolicy } }
 
 /** Endpoints a client may have: each event is sent to every one of them. */
 export const MAX_WEBHOOK_ENDPOINTS = 10
@@ -21,6 +21,7 @@ export const MAX_WEBHOOK_ENDPOINTS = 10
  * Registers an endpoint for a client and returns it with its signing secret (Standard Webhooks' `whsec_`
  * form, 32 random bytes). HTTPS only in production, and for a live client anywhere but on loopback (the
  * rule of its redirect URIs); plain http for a receiver on the operator's machine or a sandbox client's.
+ * An address that webhooks are never sent to (isInternalWebhookUrl) is refused now rather than on every send.
  */
 export async function addWebhookEndpoint(deps: EndpointDeps, clientId: string, input: { url: string; events?: string[] }): Promise<WebhookEndpoint> {
   const client = await findClient(deps.db, clientId)
@@ -29,6 +30,9 @@ export async function addWebhookEndpoint(deps: EndpointDeps, clientId: string, i
   if (deps.config.production && url.protocol !== 'https:') throw new OAuthError('invalid_request', 'a webhook URL must be https in production')
   if (!client.sandbox && isCleartextUrl(url)) {
     throw new OAuthError('invalid_request', `a webhook URL must use https for a live client (only loopback addresses and sandbox clients may use http): ${url.href}`)
+  }
+  if (isInternalWebhookUrl(url, deps.config.outbound)) {
+    throw new OAuthError('invalid_request', `a webhook URL's host may not be a private, loopback or reserved address, which webhooks are not sent to (${url.hostname}); an internal receiver's address is named in OUTBOUND_ALLOWED_NETWORKS`)
   }
   const events = input.events?.length ? [...new Set(input.events)] : [...eventTypes]
   const unknown = events.filter((event) => !(eventTypes as readonly string[]).includes(event))
@@ -62,17 +66,15 @@ export async function addWebhookEndpoint(deps: EndpointDeps, clientId: string, i
 }
 
 /**
- * Whether a webhook URL names a host on the service's own networks: a private, link-local or reserved
- * address, or loopback unless allowed. Only IP literals and `localhost` are judged here; a name that
- * resolves to such an address is not (docs/decisions.md). For endpoints a client's own people add (the
- * dashboard), not the operator: a client must not make our server probe its neighbours and read the answer
- * off the deliveries list.
+ * Whether a webhook URL's host is an address that sends would be refused at connect time: an IP literal, or
+ * a localhost name, judged by the outbound policy (`knownAddresses`, `refuseAddress`). Only an early, clearer
+ * answer when an endpoint is added: a name that resolves to such an address is not judged here (what it
+ * resolves to now says nothing of what it will resolve to at send time), and every send is judged again when
+ * it connects (src/lib/outbound-fetch.ts), so that a client cannot make our server probe its neighbours and
+ * read the answer off the deliveries list (issue 30).
  */
-export function isInternalWebhookUrl(url: URL, options: { allowLoopback: boolean }): boolean {
-  const host = url.hostname.replace(/^\[(.*)\]$/, '$1')
-  if (host === 'localhost' || host.endsWith('.localhost')) return !options.allowLoopback
-  const refusal = refuseAddress(host, options)
-  return refusal === 'private_address' || refusal === 'loopback_address'
+export function isInternalWebhookUrl(url: URL, policy: AddressPolicy): boolean {
+  return knownAddresses(url.hostname)?.some(({ address }) => refuseAddress(address, policy) !== undefined) ?? false
 }
 
 /**

@@ -400,7 +400,7 @@ describe('deliveries', () => {
       const html = await page(tester, `/dashboard/webhooks/${endpoint.id}?lang=de`)
       expect(rowsOf(html)[0]!.status).toBe('failed')
       expect(html).toContain('Fehlgeschlagen, wird wiederholt')
-      expect(html).toContain('<td class="mono last-answer" data-label="Letzte Antwort">TypeError: ECONNREFUSED')
+      expect(html).toContain('<td class="mono last-answer" data-label="Letzte Antwort">unreachable: ECONNREFUSED: ')
       expect(html.slice(html.indexOf('last-answer'))).not.toContain('s3cret')
       // The next try, 5 s later (the schedule's first delay), as the other pages show times: in German, in UTC.
       expect(RETRY_DELAYS_S[0]).toBe(5)

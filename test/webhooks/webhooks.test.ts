@@ -124,6 +124,34 @@ describe('events are written with what they report', () => {
     expect(out.join('\n')).toContain('must use https for a live client')
   })
 
+  test('an internal address is refused when added, from the CLI too, unless OUTBOUND_ALLOWED_NETWORKS names it; then the worker delivers there in production', async () => {
+    const shop = await ctx.createClient({ name: 'Internal hooks shop' })
+    const out: string[] = []
+    const io = { out: (text: string) => out.push(text), err: (text: string) => out.push(text) }
+    expect(await runCommand({ deps: ctx.deps, close: async () => {} }, ['webhooks', 'add', shop.id, '--url', 'https://10.0.5.7/hooks'], io)).toBe(1)
+    expect(out.join('\n')).toContain('OUTBOUND_ALLOWED_NETWORKS')
+    const receiver = startReceiver()
+    const production = { ...ctx.deps, config: { ...ctx.deps.config, production: true, outbound: { allowLoopback: false, allowedNetworks: [] } } }
+    // In production loopback is refused like any internal address: when added, and again when sent.
+    await expect(addWebhookEndpoint(production, shop.id, { url: receiver.url.replace('http:', 'https:') })).rejects.toThrow('OUTBOUND_ALLOWED_NETWORKS')
+    const endpoint = await addWebhookEndpoint(ctx.deps, shop.id, { url: receiver.url })
+    try {
+      await ctx.issueCode({ clientId: shop.id })
+      expect(await deliverDue(production)).toBe(1)
+      expect(receiver.received).toEqual([])
+      expect((await outbox(endpoint.id))[0]!.lastError).toStartWith('refused_address: ')
+      // The operator names the receiver's address: the retry reaches it.
+      const allowed = { ...production, config: { ...production.config, outbound: { allowLoopback: false, allowedNetworks: ['127.0.0.1/32'] } } }
+      ctx.clock.advance(RETRY_DELAYS_S[0]! * 1000)
+      expect(await deliverDue(allowed)).toBe(1)
+      expect(receiver.received).toHaveLength(1)
+      expect((await outbox(endpoint.id))[0]!.deliveredAt).not.toBeNull()
+    } finally {
+      receiver.stop()
+      await removeWebhookEndpoint(ctx.deps.db, endpoint.id)
+    }
+  })
+
   test('a client has at most 10 endpoints, even when adds race for the last place', async () => {
     const shop = await ctx.createClient({ name: 'Crowded shop' })
     for (let i = 1; i <= 8; i++) await addWebhookEndpoint(ctx.deps, shop.id, { url: `https://shop.example/hooks/${i}` })
@@ -196,7 +224,7 @@ describe('delivery', () => {
       const log = { info: (event: string, fields?: Record<string, unknown>) => void lines.push({ event, ...fields }), error: () => {} }
       expect(await deliverDue({ ...ctx.deps, log })).toBeGreaterThanOrEqual(1)
       const failed = lines.find((line) => line.event === 'webhook_failed' && line.endpoint_id === endpoint.id)!
-      expect(failed.error).toStartWith('TypeError: ECONNREFUSED')
+      expect(failed.error).toStartWith('unreachable: ECONNREFUSED: ')
       const [delivery] = await outbox(endpoint.id)
       expect(delivery!.lastError).toBe(failed.error as string)
       const logged = JSON.stringify(lines)

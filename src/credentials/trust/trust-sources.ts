@@ -173,7 +173,8 @@ async function readLocation(deps: SourceDeps, kind: TrustSourceKind, location: s
   }
   let bytes: Uint8Array
   if (isUrl(location)) {
-    const fetched = await fetchBounded(location, { accept: kind === 'vical' ? 'application/cbor, application/octet-stream, */*' : 'application/xml, text/xml, */*', maxBytes: MAX_LIST_BYTES, timeoutMs: FETCH_TIMEOUT_MS, allowLoopback: !deps.config.production })
+    const accept = kind === 'vical' ? 'application/cbor, application/octet-stream, */*' : 'application/xml, text/xml, */*'
+    const fetched = await fetchBounded(location, { ...deps.config.outbound, accept, maxBytes: MAX_LIST_BYTES, timeoutMs: FETCH_TIMEOUT_MS })
     if (!fetched.ok) return { ok: false, reason: `could not be fetched (${fetched.failure})` }
     bytes = fetched.body
   } else {
