@@ -7,7 +7,7 @@ import { createHandler } from '../../src/app.tsx'
 import { startServices, type Services } from '../../src/boot.ts'
 import { silentLogger } from '../../src/lib/log.ts'
 import type { Challenge } from '../../src/liveness/challenge.ts'
-import { basic, freePort, freshDatabaseUrl, testConfig } from '../helpers.ts'
+import { basic, freePort, freshDatabase, testConfig } from '../helpers.ts'
 
 /**
  * Browser tests use Debian's Chromium through playwright-core. Without it they are skipped with one
@@ -43,11 +43,11 @@ export async function startTestServer(
   env: Record<string, string> = {},
   options: { estimator?: boolean; pickChallenge?: () => Challenge; hostname?: 'localhost'; database?: (url: string) => Promise<string> } = {},
 ): Promise<RunningServer> {
-  const database = await freshDatabaseUrl()
+  const database = await freshDatabase()
   const port = await freePort()
   const baseUrl = `http://${options.hostname ?? '127.0.0.1'}:${port}`
-  const databaseUrl = options.database ? await options.database(database.url) : database.url
-  const services = await startServices(testConfig({ DATABASE_URL: databaseUrl, PUBLIC_URL: baseUrl, ISSUER_URL: baseUrl, ...env }), {
+  const databaseEnv = options.database && database.env.DATABASE_URL ? { DATABASE_URL: await options.database(database.env.DATABASE_URL) } : database.env
+  const services = await startServices(testConfig({ ...databaseEnv, PUBLIC_URL: baseUrl, ISSUER_URL: baseUrl, ...env }), {
     log: silentLogger,
     estimator: options.estimator,
     pickChallenge: options.pickChallenge,
