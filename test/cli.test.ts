@@ -17,7 +17,7 @@ import { issueCode } from '../src/oauth/codes.ts'
 import { recordPublishedKey } from '../src/keys/published-key.ts'
 import { recordServerAddresses } from '../src/ops/server-addresses.ts'
 import type { Database } from '../src/db/client.ts'
-import { basic, freshDatabaseUrl, ISSUER, json, onPostgres, PUBLIC_URL, queryRows, REDIRECT_URI, testConfig } from './helpers.ts'
+import { basic, freshDatabase, freshDatabaseUrl, ISSUER, json, onPostgres, PUBLIC_URL, queryRows, REDIRECT_URI, testConfig } from './helpers.ts'
 
 /**
  * The CLI opens the database itself, as an operator's shell would: on a fresh Postgres database, or on
@@ -31,10 +31,11 @@ let unopenable: Config
 let lockedDir: string
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'ofage-cli-'))
-  const database = await freshDatabaseUrl()
+  // On PGlite a copy of the migrated template (tmpfs): each command opens it as an operator's shell would.
+  const database = await freshDatabase()
+  dataDir = database.env.DATA_DIR ?? mkdtempSync(join(tmpdir(), 'ofage-cli-'))
   dropDatabase = database.drop
-  config = testConfig({ DATA_DIR: dataDir, DATABASE_URL: onPostgres ? database.url : undefined })
+  config = testConfig({ DATA_DIR: dataDir, ...database.env })
   lockedDir = mkdtempSync(join(tmpdir(), 'ofage-cli-locked-'))
   writeFileSync(join(lockedDir, 'ofage.lock'), JSON.stringify({ pid: process.ppid, holder: 'the ofage server' }))
   unopenable = testConfig({ DATA_DIR: lockedDir })
