@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createLocalJWKSet, jwtVerify, type JWK } from 'jose'
 import pkg from '../package.json' with { type: 'json' }
 import { basic, freePort, freshDatabaseUrl, onPostgres, REDIRECT_URI, waitUntilReady } from './helpers.ts'
 import type { Pose } from '../src/liveness/challenge.ts'
+import { manyScansJpeg } from './images/hostile-images.ts'
 import { captureFor, clipFrame, hasLivenessClips } from './liveness/clips.ts'
 import { callback, testBrowser } from './verification/browser.ts'
 
@@ -104,6 +105,15 @@ describe.skipIf(!built)('the compiled binary', () => {
     const usage = await run('usage', client.client_id, '--json')
     expect(usage.status).toBe(0)
     expect(JSON.parse(usage.out).usage.total_verifications).toBe(1)
+
+    // A logo is read on a worker thread that the binary carries (an entrypoint of the build, as the estimator's
+    // is), with its wasm decoder embedded; a JPEG over the scan budget is refused before it (issue 30).
+    writeFileSync(join(workDir, 'logo.png'), readFileSync(join(import.meta.dir, 'branding', 'fixtures', 'logo-32x16.png')))
+    const logo = await run('clients', 'update', client.client_id, '--logo', join(workDir, 'logo.png'), '--json')
+    expect(logo.status).toBe(0)
+    expect(JSON.parse(logo.out).logo).toMatchObject({ width: 32, height: 16 })
+    writeFileSync(join(workDir, 'scans.jpg'), manyScansJpeg({ width: 2048, height: 1024, scans: 12_000 }))
+    expect(await run('clients', 'update', client.client_id, '--logo', join(workDir, 'scans.jpg'))).toMatchObject({ status: 1, err: expect.stringContaining('more than 64 scans') })
   }, 60_000)
 
   test.skipIf(!hasLivenessClips)('the face check runs from the binary alone: models and workers embedded', async () => {

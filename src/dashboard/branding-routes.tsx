@@ -134,5 +134,9 @@ function describe(problems: DashboardMessages['branding']['problems'], error: Br
       return problems.logoAnimated
     case 'unreadable':
       return problems.logoUnreadable
+    case 'too_complex':
+      return problems.logoTooComplex
+    case 'busy':
+      return problems.logoBusy
   }
 }

@@ -1,5 +1,7 @@
 import jpeg from 'jpeg-js'
 import { PNG } from 'pngjs'
+import { readJpegStructure } from '../images/jpeg-structure.ts'
+import { readPngStructure } from '../images/png-structure.ts'
 import { ImageDecodeError } from './types.ts'
 
 /** An 8-bit RGB frame, row-major, 3 bytes a pixel. */
@@ -15,14 +17,20 @@ export const MAX_IMAGE_SIDE = 4096
 export const ANALYSIS_SIDE = 1024
 
 /**
- * Decodes JPEG or PNG bytes into an upright RGB frame no larger than ANALYSIS_SIDE. The header is read
- * first so that an oversized image is refused before any pixel buffer is allocated.
+ * Decodes JPEG or PNG bytes into an upright RGB frame no larger than ANALYSIS_SIDE. The structure is read
+ * first (src/images/), so that an oversized image, a JPEG over the scan budget or a PNG whose data unpacks to
+ * more than its size is refused before any pixel buffer is allocated: a stranger's frame costs at most what
+ * a real photo of the allowed size costs, not the frame timeout (issue 30).
  */
 export function decodeImage(bytes: Uint8Array): RgbImage {
   if (bytes.byteLength > MAX_IMAGE_BYTES) throw new ImageDecodeError(`image larger than ${MAX_IMAGE_BYTES} bytes`)
   const header = readHeader(bytes)
   if (header.width < 1 || header.height < 1 || header.width > MAX_IMAGE_SIDE || header.height > MAX_IMAGE_SIDE) {
     throw new ImageDecodeError(`image dimensions ${header.width}x${header.height} outside 1..${MAX_IMAGE_SIDE}`)
+  }
+  if (header.format === 'png') {
+    const png = readPngStructure(bytes)
+    if (!png.ok) throw new ImageDecodeError(png.detail)
   }
   let rgba: { width: number; height: number; data: Uint8Array }
   try {
@@ -35,6 +43,8 @@ export function decodeImage(bytes: Uint8Array): RgbImage {
   } catch (error) {
     throw new ImageDecodeError(`cannot decode ${header.format}: ${error instanceof Error ? error.message : String(error)}`)
   }
+  // The header was what was bounded: pixels that disagree with it are not taken on trust.
+  if (rgba.width !== header.width || rgba.height !== header.height) throw new ImageDecodeError('image size differs from its header')
   if (rgba.data.length < rgba.width * rgba.height * 4) throw new ImageDecodeError('truncated image')
   return downscaleToRgb(orient(rgba, header.orientation), ANALYSIS_SIDE)
 }
@@ -50,27 +60,13 @@ function readHeader(b: Uint8Array): Header {
   throw new ImageDecodeError('not a JPEG or PNG image')
 }
 
-/** Walks the JPEG markers up to the frame header, picking up the EXIF orientation on the way. */
+/** The frame's size and EXIF orientation, once the JPEG's markers are within the budget (MAX_JPEG_SCANS). */
 function readJpegHeader(b: Uint8Array): Header {
-  const view = new DataView(b.buffer, b.byteOffset, b.byteLength)
-  let orientation = 1
-  let offset = 2
-  while (offset + 4 <= b.length) {
-    if (b[offset] !== 0xff) break
-    const marker = b[offset + 1]!
-    if (marker === 0xff) {
-      offset++
-      continue
-    }
-    const length = view.getUint16(offset + 2)
-    if (marker === 0xe1) orientation = exifOrientation(b, offset + 4, length - 2) ?? orientation
-    const isFrameHeader = marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc
-    if (isFrameHeader && offset + 9 <= b.length) {
-      return { format: 'jpeg', height: view.getUint16(offset + 5), width: view.getUint16(offset + 7), orientation }
-    }
-    offset += 2 + length
-  }
-  throw new ImageDecodeError('JPEG without a frame header')
+  const read = readJpegStructure(b)
+  if (!read.ok) throw new ImageDecodeError(read.detail)
+  const { width, height, exif } = read.jpeg
+  const orientation = exif ? exifOrientation(b, exif.start, exif.end - exif.start) ?? 1 : 1
+  return { format: 'jpeg', width, height, orientation }
 }
 
 /** Phones often store a portrait photo sideways with an EXIF tag saying so; the detector needs it upright. */

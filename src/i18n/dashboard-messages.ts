@@ -259,6 +259,8 @@ export type DashboardMessages = {
       logoTooManyPixels: string
       logoAnimated: string
       logoUnreadable: string
+      logoTooComplex: string
+      logoBusy: string
     }
   }
   /** The age gate (src/gate/, docs/gate.md): the hosts this client gates through a reverse proxy. */

@@ -10,6 +10,7 @@ import { runCommand } from '../../src/commands.ts'
 import { deleteClient } from '../../src/oauth/delete-client.ts'
 import { findClient } from '../../src/oauth/clients.ts'
 import { createTestContext, type TestContext } from '../helpers.ts'
+import { manyScansJpeg } from '../images/hostile-images.ts'
 import { backLink, readPage, testBrowser } from '../verification/browser.ts'
 
 /**
@@ -244,6 +245,17 @@ describe('ofage clients update: the look from the command line', () => {
     writeFileSync(join(dir, 'huge.png'), new Uint8Array(1024 * 1024 + 1))
     expect(await cli('clients', 'update', shop.id, '--logo', join(dir, 'huge.png'))).toEqual({ status: 1, text: expect.stringContaining('1048577 bytes') })
     expect(await findClient(ctx.deps.db, shop.id)).toMatchObject({ accentColour: null })
+    expect(await findLogoVersion(ctx.deps.db, shop.id)).toBeUndefined()
+  })
+
+  test('the attack round’s JPEG of 12,000 progressive scans: exit 1 at once, the scan budget in one line, nothing changed (issue 30)', async () => {
+    const shop = await ctx.createClient({ redirectUris: ['https://shop.example/cb'] })
+    writeFileSync(join(dir, 'scans.jpg'), manyScansJpeg({ width: 2048, height: 1024, scans: 12_000 }))
+    const started = performance.now()
+    const refused = await cli('clients', 'update', shop.id, '--logo', join(dir, 'scans.jpg'))
+    expect(refused).toEqual({ status: 1, text: expect.stringContaining('the logo is refused: the JPEG has more than 64 scans') })
+    // Before, jpeg-js decoded all 12,000 scans and took the file: seconds, then exit 0.
+    expect(performance.now() - started).toBeLessThan(2_000)
     expect(await findLogoVersion(ctx.deps.db, shop.id)).toBeUndefined()
   })
 

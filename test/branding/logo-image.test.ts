@@ -1,8 +1,11 @@
 import { describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import jpeg from 'jpeg-js'
 import { PNG } from 'pngjs'
-import { LOGO_BOX, MAX_LOGO_BYTES, readLogoImage, type LogoResult } from '../../src/branding/logo-image.ts'
+import { LOGO_BOX, MAX_LOGO_BYTES, MAX_LOGO_READS, readLogoImage, type LogoResult } from '../../src/branding/logo-image.ts'
+import { MAX_JPEG_SCANS } from '../../src/images/jpeg-structure.ts'
+import { manyScansJpeg, zlibBombPng } from '../images/hostile-images.ts'
 
 /**
  * The logo pipeline (src/branding/logo-image.ts) on files it did not make: the fixtures are ffmpeg's
@@ -179,5 +182,64 @@ describe('what is refused, and when', () => {
 
   test('a header that names no size is unreadable', async () => {
     expect(await readLogoImage(pngHeader(0, 16))).toMatchObject({ ok: false, problem: 'unreadable' })
+  })
+})
+
+describe('bounded work for any file (issue 30)', () => {
+  test('the attack round’s progressive JPEG (2048 × 1024, 12,000 empty scans, under 200 KB) is refused before it is decoded', async () => {
+    const hostile = manyScansJpeg({ width: 2048, height: 1024, scans: 12_000 })
+    expect(await readLogoImage(hostile)).toEqual({ ok: false, problem: 'too_complex', detail: `the JPEG has more than ${MAX_JPEG_SCANS} scans; an image is read with at most ${MAX_JPEG_SCANS}` })
+  })
+
+  test('a PNG of 16 × 16 pixels whose data unpacks to 256 MiB is refused, not unpacked (the decoder unpacked all of it)', async () => {
+    const bomb = zlibBombPng({ width: 16, height: 16, unpackedBytes: 256 * 1024 * 1024 })
+    expect(bomb.length).toBeLessThan(MAX_LOGO_BYTES)
+    expect(await readLogoImage(bomb)).toMatchObject({ ok: false, problem: 'too_complex', detail: expect.stringContaining('unpacks to more than the 1040 bytes') })
+  })
+
+  test('progressive JPEGs and interlaced PNGs that real encoders wrote are stored as the pixels of their plain originals', async () => {
+    const pixels = async (name: string) => new Uint8Array(PNG.sync.read(Buffer.from(ok(await readLogoImage(fixture(name))).png)).data)
+    expect(await pixels('logo-32x16-progressive.jpg')).toEqual(await pixels('logo-32x16.jpg'))
+    expect(await pixels('wide-1200x300-progressive.jpg')).toEqual(await pixels('wide-1200x300.jpg'))
+    expect(await pixels('logo-32x16-interlaced.png')).toEqual(source)
+    expect(await pixels('logo-32x16-interlaced-palette.png')).toEqual(source)
+  })
+
+  test('a logo is read on a thread of its own: a 10 ms timer keeps ticking while a 2048 × 1024 photo is read', async () => {
+    // Gradients: the pixels decide the decoding's cost, and these keep the file under the 1 MiB bound.
+    const data = new Uint8Array(2048 * 1024 * 4).map((_, i) => [(i >> 5) & 255, (i >> 15) & 255, (i >> 3) & 255, 255][i % 4]!)
+    const photo = jpeg.encode({ width: 2048, height: 1024, data }, 90).data
+    const length = photo.length
+    let last = performance.now()
+    let maxGap = 0
+    const timer = setInterval(() => {
+      maxGap = Math.max(maxGap, performance.now() - last)
+      last = performance.now()
+    }, 10)
+    const started = performance.now()
+    const logo = ok(await readLogoImage(photo))
+    const took = performance.now() - started
+    clearInterval(timer)
+    maxGap = Math.max(maxGap, performance.now() - last)
+    console.log(`a 2048 × 1024 JPEG of ${photo.length} bytes read in ${took.toFixed(0)} ms; the longest the event loop waited: ${maxGap.toFixed(0)} ms`)
+    expect([logo.width, logo.height]).toEqual([512, 256])
+    // The caller's bytes, here a Node Buffer, are left as they were: a copy went to the thread (a Buffer's
+    // slice() shares its memory, and moving that emptied it).
+    expect(photo.length).toBe(length)
+    // On the event loop, the decoding alone held it for the whole read; a busy machine may still hold it a while.
+    expect(maxGap).toBeLessThan(Math.max(100, took / 2))
+  })
+
+  test('a read that outlasts its deadline is stopped, its thread ended, and the file refused', async () => {
+    expect(await readLogoImage(fixture('wide-1200x300.jpg'), { deadlineMs: 1 })).toEqual({ ok: false, problem: 'too_complex', detail: 'the JPEG image was not read within 0.001 s' })
+    // The next read, with the usual deadline, is not held by it.
+    expect(ok(await readLogoImage(fixture('wide-1200x300.jpg')))).toMatchObject({ width: LOGO_BOX.width })
+  })
+
+  test(`at most ${MAX_LOGO_READS} logos are read at once; one more at that moment is refused as busy, and reads again once they end`, async () => {
+    const reads = Array.from({ length: MAX_LOGO_READS + 1 }, () => readLogoImage(fixture('logo-32x16.png')))
+    const results = await Promise.all(reads)
+    expect(results.map((result): string => (result.ok ? 'ok' : result.problem))).toEqual([...Array.from({ length: MAX_LOGO_READS }, () => 'ok'), 'busy'])
+    expect(ok(await readLogoImage(fixture('logo-32x16.png')))).toMatchObject({ width: 32 })
   })
 })

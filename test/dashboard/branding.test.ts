@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { findLogoVersion } from '../../src/branding/branding.ts'
 import { findClient } from '../../src/oauth/clients.ts'
 import { createTestContext, PUBLIC_URL, type TestContext } from '../helpers.ts'
+import { manyScansJpeg } from '../images/hostile-images.ts'
 import { testBrowser } from '../verification/browser.ts'
 import { createUser, sessionCsrf, signedIn, type DashboardBrowser } from './dashboard.ts'
 
@@ -159,6 +160,37 @@ describe('the logo', () => {
     const ihdr = Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 0, 0, 0x27, 0x10, 0, 0, 0x27, 0x10, 8, 6, 0, 0, 0])
     const huge = await upload(owner, ihdr)
     expect([huge.status, alertOf(await huge.text())]).toEqual([400, 'This image is too large: at most 2048 pixels a side and 2 million pixels in all. Scale it down and try again.'])
+  })
+})
+
+describe('a logo costs bounded work (issue 30)', () => {
+  test('the attack round’s JPEG (2048 × 1024, 12,000 empty progressive scans) is refused in words at once, and the server answers meanwhile', async () => {
+    const hostile = manyScansJpeg({ width: 2048, height: 1024, scans: 12_000 })
+    const csrf = await sessionCsrf(owner)
+    const started = performance.now()
+    let settled = false
+    const uploading = upload(owner, hostile, { name: 'logo.jpg', type: 'image/jpeg', csrf }).then((response) => {
+      settled = true
+      return { response, ms: performance.now() - started }
+    })
+    // The key set falls due every 10 ms while the upload is read, each timed from when it fell due, as a client
+    // whose request arrived then sees it: an event loop held by the decoder shows as a slow one.
+    let slowest = 0
+    for (let due = performance.now(); !settled; due += 10) {
+      await Bun.sleep(Math.max(0, due - performance.now()))
+      expect((await ctx.request('/api/.well-known/jwks.json')).status).toBe(200)
+      slowest = Math.max(slowest, performance.now() - due)
+    }
+    const { response, ms } = await uploading
+    console.log(`hostile logo refused in ${ms.toFixed(0)} ms; the slowest key set answer meanwhile ${slowest.toFixed(0)} ms`)
+    expect([response.status, alertOf(await response.text())]).toEqual([
+      400,
+      'This image takes too much work to read (a JPEG of very many progressive scans, or compressed data far larger than the picture). Save it again as a PNG or an ordinary JPEG and retry.',
+    ])
+    // Generous bounds for a busy machine: before, jpeg-js held the event loop for seconds, the key set with it.
+    expect(ms).toBeLessThan(2_000)
+    expect(slowest).toBeLessThan(1_000)
+    expect(await findLogoVersion(ctx.deps.db, shop.id)).toBeUndefined()
   })
 })
 

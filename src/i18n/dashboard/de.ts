@@ -278,6 +278,8 @@ export const de: DashboardMessages = {
       logoTooManyPixels: 'Dieses Bild ist zu groß: höchstens 2048 Pixel je Seite und 2 Millionen Pixel insgesamt. Verkleinern Sie es und versuchen Sie es erneut.',
       logoAnimated: 'Dieses Bild ist animiert. Ein Logo ist ein einzelnes, unbewegtes Bild.',
       logoUnreadable: 'Dieses Bild lässt sich nicht lesen: Die Datei ist vielleicht beschädigt. Speichern Sie es neu und versuchen Sie es erneut.',
+      logoTooComplex: 'Dieses Bild ist zu aufwendig zu lesen (ein JPEG mit sehr vielen progressiven Durchgängen oder komprimierte Daten, die weit größer sind als das Bild). Speichern Sie es neu als PNG oder gewöhnliches JPEG und versuchen Sie es erneut.',
+      logoBusy: 'Gerade werden andere Logos gelesen. Versuchen Sie es gleich noch einmal.',
     },
   },
   gate: {

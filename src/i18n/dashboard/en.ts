@@ -278,6 +278,8 @@ export const en: DashboardMessages = {
       logoTooManyPixels: 'This image is too large: at most 2048 pixels a side and 2 million pixels in all. Scale it down and try again.',
       logoAnimated: 'This image is animated. A logo is one still image.',
       logoUnreadable: 'This image cannot be read: the file may be damaged. Save it again and retry.',
+      logoTooComplex: 'This image takes too much work to read (a JPEG of very many progressive scans, or compressed data far larger than the picture). Save it again as a PNG or an ordinary JPEG and retry.',
+      logoBusy: 'Other logos are being read right now. Try again in a moment.',
     },
   },
   gate: {

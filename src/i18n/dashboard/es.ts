@@ -296,6 +296,8 @@ export const es: DashboardMessages = {
       logoTooManyPixels: 'Esta imagen es demasiado grande: como máximo 2048 píxeles por lado y 2 millones de píxeles en total. Redúcela y vuelve a intentarlo.',
       logoAnimated: 'Esta imagen está animada. Un logo es una sola imagen fija.',
       logoUnreadable: 'No se puede leer esta imagen: quizá el archivo esté dañado. Guárdalo de nuevo y vuelve a intentarlo.',
+      logoTooComplex: 'Leer esta imagen cuesta demasiado trabajo (un JPEG con muchísimos barridos progresivos, o datos comprimidos mucho mayores que la imagen). Guárdala de nuevo como PNG o como JPEG normal y vuelve a intentarlo.',
+      logoBusy: 'Ahora mismo se están leyendo otros logos. Vuelve a intentarlo en un momento.',
     },
   },
   gate: {

@@ -296,6 +296,8 @@ export const fr: DashboardMessages = {
       logoTooManyPixels: 'Cette image est trop grande : 2048 pixels de côté et 2 millions de pixels en tout au plus. Réduisez-la et réessayez.',
       logoAnimated: 'Cette image est animée. Un logo est une seule image fixe.',
       logoUnreadable: 'Cette image est illisible : le fichier est peut-être abîmé. Enregistrez-le à nouveau et réessayez.',
+      logoTooComplex: 'Cette image demande trop de travail à lire (un JPEG à très nombreux passages progressifs, ou des données compressées bien plus grandes que l’image). Enregistrez-la à nouveau en PNG ou en JPEG ordinaire et réessayez.',
+      logoBusy: 'D’autres logos sont en cours de lecture. Réessayez dans un instant.',
     },
   },
   gate: {

@@ -296,6 +296,8 @@ export const it: DashboardMessages = {
       logoTooManyPixels: 'Questa immagine è troppo grande: al massimo 2048 pixel per lato e 2 milioni di pixel in tutto. Riducila e riprova.',
       logoAnimated: 'Questa immagine è animata. Un logo è una sola immagine ferma.',
       logoUnreadable: 'Impossibile leggere questa immagine: forse il file è danneggiato. Salvalo di nuovo e riprova.',
+      logoTooComplex: 'Leggere questa immagine richiede troppo lavoro (un JPEG con moltissime scansioni progressive, o dati compressi molto più grandi dell’immagine). Salvala di nuovo come PNG o come JPEG normale e riprova.',
+      logoBusy: 'In questo momento si stanno leggendo altri loghi. Riprova tra un attimo.',
     },
   },
   gate: {
