@@ -2,8 +2,9 @@
 // both chosen there), shows one prompt after another for its time, takes two frames late under each,
 // and posts the frames with the prompt each was taken under. The camera stays on between tries; the
 // answer comes back as JSON, so a refusal is shown in place and an approval goes on to the site. Frames
-// go only to this server. Without a camera, the file input (only where the operator allows uploads) or
-// other ways.
+// go only to this server. Without a camera, the file input (only where the operator allows uploads), or
+// what to do instead and the way back to the site, said as the page opens when the device has no camera
+// at all, before anything is asked of the visitor.
 ;(() => {
   const form = document.querySelector('[data-face-form]')
   if (!form) return
@@ -17,6 +18,7 @@
   const prompt = form.querySelector('[data-prompt]')
   const status = form.querySelector('[data-status]')
   const outcome = form.querySelector('[data-outcome]')
+  const cameraNeeded = form.querySelector('[data-no-camera]')
   const media = navigator.mediaDevices
   const canCapture = media && typeof media.getUserMedia === 'function' && typeof FormData !== 'undefined' && typeof fetch === 'function'
 
@@ -37,7 +39,8 @@
       input.required = true
       submit.hidden = false
     } else {
-      say(text.cameraNeeded)
+      say('')
+      cameraNeeded.hidden = false
       submit.hidden = true
     }
   }
@@ -45,6 +48,16 @@
   if (!canCapture) {
     if (!upload) noCamera()
     return
+  }
+  // A device with no camera at all is told so now, not after a click. Before permission is asked, browsers
+  // list a camera's kind without its name, so this asks nothing of the visitor.
+  if (!upload && typeof media.enumerateDevices === 'function') {
+    media.enumerateDevices().then(
+      (devices) => {
+        if (!devices.some((device) => device.kind === 'videoinput')) noCamera()
+      },
+      () => {},
+    )
   }
 
   start.hidden = false

@@ -18,6 +18,8 @@ export type FaceMessages = {
   cameraUnavailable: string
   /** No camera and no upload: the visitor needs another way. */
   cameraNeeded: (site: string) => string
+  /** No camera, no upload, and the face check the site's only way: another device, or back to the site. */
+  cameraNeededOnlyWay: (site: string) => string
   /** The margin, said before the camera starts: the threshold, and the estimate a face must reach. */
   margin: (site: string, age: number, approvedAge: number) => string
   /** Estimated over the threshold but under the cut-off: the check cannot place this face, and another try will not. */

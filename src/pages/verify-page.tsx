@@ -33,6 +33,8 @@ export type VerifyPageProps = {
   locked?: boolean
   /** A dead end (a failed check, no attempts left): the site's home address, shown as "Back to {site}". */
   homeUrl?: string
+  /** The site's home address whatever the state: a method that cannot work on this device offers it (the face check without a camera). */
+  siteHome: string
   /** Some method was closed for this session (a face check that could not confirm the age). */
   methodsClosed?: boolean
   /** The site's logo, colour and privacy policy (src/branding/); undefined for a site that set none. */
@@ -127,6 +129,8 @@ export function VerifyPage(props: VerifyPageProps) {
                 csrfToken: props.csrfToken,
                 ageRequired: props.ageRequired,
                 siteName,
+                siteHome: props.siteHome,
+                onlyWay: props.methods.length === 1 && !props.passkeys && props.passAge === undefined,
                 client: props.client,
               }),
             )

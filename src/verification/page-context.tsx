@@ -102,6 +102,7 @@ export function createPageContext(deps: AppDeps) {
         notice={extra.notice}
         locked={locked}
         homeUrl={locked || extra.failed || offered.length === 0 ? siteHomeUrl(client, session.redirectUri) : undefined}
+        siteHome={siteHomeUrl(client, session.redirectUri)}
         methodsClosed={session.closedMethods.length > 0}
         branding={branding}
       />

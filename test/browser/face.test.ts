@@ -287,11 +287,12 @@ describe.skipIf(!runs)('the live face check in headless Chromium', () => {
     expect(usage.usage).toMatchObject({ total_verifications: 2, biometric_count: 2, age_only_count: 0 })
   })
 
-  test('a production page has no photo upload unless the operator enables it; without a camera it offers the way back', async () => {
+  test('a production page has no photo upload unless the operator enables it; without a camera it says so as it opens and offers the way back', async () => {
     const page = await openPage('none', 'no-camera', { viewport: { width: 390, height: 844 } })
     expect(await page.locator('input[type=file]').count()).toBe(0)
-    await page.getByRole('button', { name: 'Start camera' }).click()
     await page.getByText('The face check needs a camera. You can use another way, or go back to Production shop.').waitFor()
+    expect(await page.getByRole('link', { name: 'Back to Production shop' }).getAttribute('href')).toBe(`${new URL(SHOP_CALLBACK).origin}/`)
+    expect(await page.getByRole('button', { name: 'Start camera' }).isVisible()).toBe(false)
     expect(await page.getByRole('button', { name: 'Check my age' }).isVisible()).toBe(false)
     await page.context().close()
   }, 60_000)

@@ -150,12 +150,22 @@ describe('the face method on the page', () => {
     }
   })
 
-  test('the script gets the "camera needed" words, with the site name, for a visitor without a camera', async () => {
+  test('for a visitor without a camera the form holds what to do instead and the way back to the site, shown by the script or without one (issue 32: no dead end)', async () => {
     const { page } = await openFacePage()
-    const attribute = /data-messages="([^"]*)"/.exec(page.html)![1]!.replaceAll('&#34;', '"').replaceAll('&amp;', '&')
-    expect(JSON.parse(attribute).cameraNeeded).toBe('The face check needs a camera. You can use another way, or go back to Wine shop.')
+    const block = /<div class="alert" data-no-camera hidden>([\s\S]*?)<\/div>/.exec(page.html)![1]!
+    expect(block).toContain('The face check needs a camera. You can use another way, or go back to Wine shop.')
+    expect(block).toContain('<a href="https://shop.example/" class="back">Back to Wine shop</a>')
+    expect(/<noscript>([\s\S]*?)<\/noscript>/.exec(page.html)![1]).toBe(block)
     const german = await openFacePage({ lang: 'de' })
     expect(german.page.html).toContain('braucht eine Kamera')
+  })
+
+  test("where the face check is the site's only way, the words say so: another device, or back to the site", async () => {
+    const only = await ctx.createClient({ name: 'Faces only', methods: ['face'], homeUrl: 'https://faces.example/home' })
+    const { page } = await testBrowser(ctx).open({ client_id: only.id, state: 'st' })
+    const block = /<div class="alert" data-no-camera hidden>([\s\S]*?)<\/div>/.exec(page.html)![1]!
+    expect(block).toContain('This site accepts only the face check, and it needs a camera that this device does not offer. Open this page on a phone with a camera, or go back to Faces only.')
+    expect(block).toContain('<a href="https://faces.example/home" class="back">Back to Faces only</a>')
   })
 
   test('the margin is said before the camera starts: the threshold and the estimate a face must reach', async () => {

@@ -57,6 +57,7 @@ export const cs: Messages = {
     checking: 'Ověřuju tvůj věk… potrvá to pár sekund.',
     cameraUnavailable: 'Kameru se nepodařilo zapnout. Místo toho můžeš vyfotit selfie.',
     cameraNeeded: (site) => `Ověření obličejem potřebuje kameru. Můžeš zvolit jiný způsob nebo se vrátit na ${site}.`,
+    cameraNeededOnlyWay: (site) => `Tento web přijímá jen ověření obličejem a to potřebuje kameru, kterou toto zařízení nenabízí. Otevři tuto stránku na telefonu s kamerou nebo se vrať na ${site}.`,
     cannotPlace: (age, approvedAge) =>
       `Ověření obličejem tě nedokáže zařadit: tvůj obličej vypadá aspoň na ${years(age)}, ale schvalujeme jen obličeje, kterým odhadneme aspoň ${years(approvedAge)}, a většině lidí kolem dvaceti odhadneme méně. Další pokus by dopadl stejně, takže ověření obličejem je pro tuto návštěvu uzavřené.`,
     margin: (site, age, approvedAge) =>

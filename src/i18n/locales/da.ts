@@ -53,6 +53,7 @@ export const da: Messages = {
     checking: 'Tjekker din alder… det tager et par sekunder.',
     cameraUnavailable: 'Kameraet kunne ikke starte. Du kan tage en selfie i stedet.',
     cameraNeeded: (site) => `Ansigtstjekket kræver et kamera. Du kan bruge en anden måde eller gå tilbage til ${site}.`,
+    cameraNeededOnlyWay: (site) => `Dette websted tager kun imod ansigtstjekket, og det kræver et kamera, som denne enhed ikke tilbyder. Åbn siden på en telefon med kamera, eller gå tilbage til ${site}.`,
     cannotPlace: (age, approvedAge) =>
       `Ansigtstjekket kan ikke afgøre det: dit ansigt ser ud til at være ${age} år eller ældre, men vi godkender kun ansigter, vi vurderer til ${approvedAge} år eller mere, og de fleste i starten af 20’erne bliver vurderet yngre. Et nyt forsøg ville give samme svar, så ansigtstjekket er lukket for dette besøg.`,
     margin: (site, age, approvedAge) =>

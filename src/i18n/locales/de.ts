@@ -53,6 +53,7 @@ export const de: Messages = {
     checking: 'Ihr Alter wird geprüft… das dauert einige Sekunden.',
     cameraUnavailable: 'Die Kamera konnte nicht gestartet werden. Sie können stattdessen ein Selfie aufnehmen.',
     cameraNeeded: (site) => `Die Prüfung mit dem Gesicht braucht eine Kamera. Sie können einen anderen Weg nutzen oder zu ${site} zurückkehren.`,
+    cameraNeededOnlyWay: (site) => `Diese Website akzeptiert nur die Prüfung mit dem Gesicht, und sie braucht eine Kamera, die dieses Gerät nicht bietet. Öffnen Sie diese Seite auf einem Handy mit Kamera oder kehren Sie zu ${site} zurück.`,
     cannotPlace: (age, approvedAge) =>
       `Die Prüfung mit dem Gesicht kann Sie nicht einordnen: Ihr Gesicht wirkt mindestens ${age} Jahre alt, aber wir bestätigen nur Gesichter, die wir auf ${approvedAge} Jahre oder älter schätzen, und die meisten Menschen Anfang zwanzig werden jünger geschätzt. Ein weiterer Versuch ergäbe dasselbe, daher ist die Prüfung mit dem Gesicht für diesen Besuch geschlossen.`,
     margin: (site, age, approvedAge) =>

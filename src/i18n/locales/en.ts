@@ -53,6 +53,7 @@ export const en: Messages = {
     checking: 'Checking your age… this takes a few seconds.',
     cameraUnavailable: 'The camera could not be started. You can take a selfie instead.',
     cameraNeeded: (site) => `The face check needs a camera. You can use another way, or go back to ${site}.`,
+    cameraNeededOnlyWay: (site) => `This site accepts only the face check, and it needs a camera that this device does not offer. Open this page on a phone with a camera, or go back to ${site}.`,
     cannotPlace: (age, approvedAge) =>
       `The face check cannot place you: your face looks ${age} or older, but we only approve faces we estimate at ${approvedAge} or more, and most people in their early twenties are estimated younger than that. Another try would give the same answer, so the face check is closed for this visit.`,
     margin: (site, age, approvedAge) =>

@@ -53,6 +53,7 @@ export const es: Messages = {
     checking: 'Comprobando tu edad… tarda unos segundos.',
     cameraUnavailable: 'No se ha podido activar la cámara. Puedes hacerte un selfie en su lugar.',
     cameraNeeded: (site) => `La comprobación con la cara necesita una cámara. Puedes usar otra forma o volver a ${site}.`,
+    cameraNeededOnlyWay: (site) => `Este sitio solo acepta la comprobación con la cara, que necesita una cámara que este dispositivo no ofrece. Abre esta página en un móvil con cámara o vuelve a ${site}.`,
     cannotPlace: (age, approvedAge) =>
       `La comprobación con la cara no puede situarte: tu cara aparenta ${age} años o más, pero solo aceptamos caras a las que calculamos ${approvedAge} años o más, y a casi todo el mundo de veintipocos le calculamos menos. Otro intento daría lo mismo, así que la comprobación con la cara queda cerrada en esta visita.`,
     margin: (site, age, approvedAge) =>

@@ -53,6 +53,7 @@ export const et: Messages = {
     checking: 'Kontrollime sinu vanust… see võtab paar sekundit.',
     cameraUnavailable: 'Kaamerat ei õnnestunud käivitada. Võid selle asemel teha selfi.',
     cameraNeeded: (site) => `Näoga kontrolliks on vaja kaamerat. Võid valida muu viisi või minna tagasi saidile ${site}.`,
+    cameraNeededOnlyWay: (site) => `See sait võtab vastu ainult näoga kontrolli ja selleks on vaja kaamerat, mida see seade ei paku. Ava see leht kaameraga telefonis või mine tagasi saidile ${site}.`,
     cannotPlace: (age, approvedAge) =>
       `Näoga kontroll ei suuda sinu vanust määrata: su nägu paistab vähemalt ${age}-aastane, aga kinnitame ainult nägusid, mida hindame vähemalt ${approvedAge}-aastaseks, ja enamikku paarikümneseid hindame nooremaks. Uus katse annaks sama vastuse, nii et näoga kontroll on selle külastuse ajaks suletud.`,
     margin: (site, age, approvedAge) =>

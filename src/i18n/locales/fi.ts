@@ -53,6 +53,7 @@ export const fi: Messages = {
     checking: 'Ikääsi tarkistetaan… tämä vie muutaman sekunnin.',
     cameraUnavailable: 'Kameraa ei voitu käynnistää. Voit ottaa selfien sen sijaan.',
     cameraNeeded: (site) => `Kasvotarkistus tarvitsee kameran. Voit käyttää muuta tapaa tai palata sivustolle ${site}.`,
+    cameraNeededOnlyWay: (site) => `Tämä sivusto hyväksyy vain kasvotarkistuksen, ja se tarvitsee kameran, jota tämä laite ei tarjoa. Avaa tämä sivu puhelimella, jossa on kamera, tai palaa sivustolle ${site}.`,
     cannotPlace: (age, approvedAge) =>
       `Kasvotarkistus ei pysty ratkaisemaan ikääsi: kasvosi näyttävät vähintään ${age}-vuotiaalta, mutta hyväksymme vain kasvot, jotka arvioimme vähintään ${approvedAge}-vuotiaiksi, ja useimmat parikymppiset arvioidaan nuoremmiksi. Uusi yritys antaisi saman tuloksen, joten kasvotarkistus on suljettu tämän käynnin ajaksi.`,
     margin: (site, age, approvedAge) =>

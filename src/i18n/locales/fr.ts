@@ -53,6 +53,7 @@ export const fr: Messages = {
     checking: 'Vérification de ton âge… ça prend quelques secondes.',
     cameraUnavailable: 'Impossible de démarrer la caméra. Tu peux prendre un selfie à la place.',
     cameraNeeded: (site) => `La vérification par le visage a besoin d’une caméra. Tu peux choisir un autre moyen ou retourner sur ${site}.`,
+    cameraNeededOnlyWay: (site) => `Ce site n’accepte que la vérification par le visage, qui a besoin d’une caméra que cet appareil n’offre pas. Ouvre cette page sur un téléphone avec une caméra, ou retourne sur ${site}.`,
     cannotPlace: (age, approvedAge) =>
       `La vérification par le visage ne peut pas trancher : ton visage fait ${age} ans ou plus, mais on n’accepte que les visages estimés à ${approvedAge} ans ou plus, et la plupart des gens au début de la vingtaine sont estimés plus jeunes. Un nouvel essai donnerait la même réponse : cette vérification est donc fermée pour cette visite.`,
     margin: (site, age, approvedAge) =>

@@ -60,6 +60,7 @@ export const ga: Messages = {
     checking: 'Ag seiceáil d’aoise… tógfaidh sé cúpla soicind.',
     cameraUnavailable: 'Níorbh fhéidir an ceamara a thosú. Is féidir leat féinín a thógáil ina ionad.',
     cameraNeeded: (site) => `Tá ceamara de dhíth don tseiceáil aghaidhe. Is féidir leat bealach eile a roghnú nó dul ar ais chuig ${site}.`,
+    cameraNeededOnlyWay: (site) => `Ní ghlacann an suíomh seo ach leis an tseiceáil aghaidhe, agus tá ceamara de dhíth uirthi nach bhfuil ar fáil ar an ngléas seo. Oscail an leathanach seo ar fhón a bhfuil ceamara air, nó téigh ar ais chuig ${site}.`,
     cannotPlace: (age, approvedAge) =>
       `Ní féidir leis an tseiceáil aghaidhe d’aois a shocrú: tá cuma ${age} nó níos sine ar d’aghaidh, ach ní ghlacaimid ach le haghaidheanna a mheasaimid a bheith ${approvedAge} nó níos sine, agus measaimid formhór na ndaoine atá díreach os cionn fiche a bheith níos óige ná sin. Thabharfadh iarracht eile an freagra céanna, mar sin tá an tseiceáil aghaidhe dúnta don chuairt seo.`,
     margin: (site, age, approvedAge) =>

@@ -58,6 +58,7 @@ export const hr: Messages = {
     checking: 'Provjeravam tvoju dob… traje nekoliko sekundi.',
     cameraUnavailable: 'Kamera se nije mogla uključiti. Umjesto toga možeš snimiti selfie.',
     cameraNeeded: (site) => `Provjera licem treba kameru. Možeš odabrati drugi način ili se vratiti na ${site}.`,
+    cameraNeededOnlyWay: (site) => `Ova stranica prihvaća samo provjeru licem, a ona treba kameru koju ovaj uređaj ne nudi. Otvori ovu stranicu na telefonu s kamerom ili se vrati na ${site}.`,
     cannotPlace: (age, approvedAge) =>
       `Provjera licem ne može te svrstati: tvoje lice izgleda kao da ima najmanje ${years(age)}, ali odobravamo samo lica kojima procijenimo najmanje ${years(approvedAge)}, a većini ljudi u ranim dvadesetima procijenimo manje. Novi pokušaj dao bi isti odgovor pa je provjera licem zatvorena za ovaj posjet.`,
     margin: (site, age, approvedAge) =>

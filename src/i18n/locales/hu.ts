@@ -53,6 +53,7 @@ export const hu: Messages = {
     checking: 'Ellenőrizzük az életkorod… ez pár másodperc.',
     cameraUnavailable: 'Nem sikerült elindítani a kamerát. Készíthetsz helyette szelfit.',
     cameraNeeded: (site) => `Az arcos ellenőrzéshez kamera kell. Választhatsz más módot, vagy visszamehetsz ide: ${site}.`,
+    cameraNeededOnlyWay: (site) => `Ez az oldal csak az arcos ellenőrzést fogadja el, ehhez pedig kamera kell, amit ez az eszköz nem kínál. Nyisd meg ezt az oldalt egy kamerás telefonon, vagy menj vissza ide: ${site}.`,
     cannotPlace: (age, approvedAge) =>
       `Az arcos ellenőrzés nem tudja eldönteni: az arcod legalább ${age} évesnek látszik, de csak azokat az arcokat fogadjuk el, amelyeket legalább ${approvedAge} évesnek becsülünk, és a legtöbb húszas évei elején járó embert fiatalabbnak becsüljük. Egy újabb próbálkozás ugyanezt adná, ezért az arcos ellenőrzés erre a látogatásra lezárult.`,
     margin: (site, age, approvedAge) =>

@@ -53,6 +53,7 @@ export const it: Messages = {
     checking: 'Verifica della tua età in corso… ci vuole qualche secondo.',
     cameraUnavailable: 'Impossibile avviare la fotocamera. Puoi scattare un selfie invece.',
     cameraNeeded: (site) => `La verifica con il viso ha bisogno di una fotocamera. Puoi usare un altro modo o tornare su ${site}.`,
+    cameraNeededOnlyWay: (site) => `Questo sito accetta solo la verifica con il viso, che ha bisogno di una fotocamera che questo dispositivo non offre. Apri questa pagina su un telefono con fotocamera o torna su ${site}.`,
     cannotPlace: (age, approvedAge) =>
       `La verifica con il viso non riesce a stabilirlo: il tuo viso dimostra almeno ${age} anni, ma accettiamo solo visi a cui stimiamo almeno ${approvedAge} anni, e a quasi tutti i ventenni stimiamo meno. Un altro tentativo darebbe lo stesso risultato, quindi la verifica con il viso è chiusa per questa visita.`,
     margin: (site, age, approvedAge) =>

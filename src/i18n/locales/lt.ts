@@ -56,6 +56,7 @@ export const lt: Messages = {
     checking: 'Tikrinamas tavo amžius… užtruks kelias sekundes.',
     cameraUnavailable: 'Nepavyko įjungti kameros. Vietoj to gali nusifotografuoti asmenukę.',
     cameraNeeded: (site) => `Patikrai veidu reikia kameros. Gali pasirinkti kitą būdą arba grįžti į ${site}.`,
+    cameraNeededOnlyWay: (site) => `Ši svetainė priima tik patikrą veidu, o jai reikia kameros, kurios šis įrenginys nesiūlo. Atidaryk šį puslapį telefone su kamera arba grįžk į ${site}.`,
     cannotPlace: (age, approvedAge) =>
       `Patikra veidu negali nustatyti tavo amžiaus: pagal veidą tau bent ${years(age)}, bet tvirtiname tik veidus, kuriems duodame bent ${years(approvedAge)}, o daugumai dvidešimtmečių duodame mažiau. Kitas bandymas duotų tą patį, todėl patikra veidu šiam apsilankymui uždaryta.`,
     margin: (site, age, approvedAge) =>

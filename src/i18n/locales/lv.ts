@@ -56,6 +56,7 @@ export const lv: Messages = {
     checking: 'Pārbaudām tavu vecumu… tas aizņems dažas sekundes.',
     cameraUnavailable: 'Kameru neizdevās ieslēgt. Tā vietā vari uzņemt pašbildi.',
     cameraNeeded: (site) => `Pārbaudei ar seju vajag kameru. Vari izvēlēties citu veidu vai atgriezties vietnē ${site}.`,
+    cameraNeededOnlyWay: (site) => `Šī vietne pieņem tikai pārbaudi ar seju, un tai vajag kameru, ko šī ierīce nepiedāvā. Atver šo lapu tālrunī ar kameru vai atgriezies vietnē ${site}.`,
     cannotPlace: (age, approvedAge) =>
       `Pārbaude ar seju nevar noteikt tavu vecumu: pēc sejas tev ir vismaz ${years(age)}, bet mēs apstiprinām tikai sejas, kurām dodam vismaz ${years(approvedAge)}, un lielākajai daļai cilvēku ap divdesmit dodam mazāk. Vēl viens mēģinājums dotu to pašu, tāpēc pārbaude ar seju šim apmeklējumam ir slēgta.`,
     margin: (site, age, approvedAge) =>

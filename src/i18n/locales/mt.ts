@@ -63,6 +63,7 @@ export const mt: Messages = {
     checking: 'Qed niċċekkjaw l-età tiegħek… jieħu ftit sekondi.',
     cameraUnavailable: 'Il-kamera ma xegħlitx. Tista’ tieħu selfie minflok.',
     cameraNeeded: (site) => `Il-verifika bil-wiċċ teħtieġ kamera. Tista’ tagħżel mod ieħor jew tmur lura għal ${site}.`,
+    cameraNeededOnlyWay: (site) => `Dan is-sit jaċċetta biss il-verifika bil-wiċċ, li teħtieġ kamera li dan l-apparat ma joffrix. Iftaħ din il-paġna fuq mowbajl b’kamera jew mur lura għal ${site}.`,
     cannotPlace: (age, approvedAge) =>
       `Il-verifika bil-wiċċ ma tistax tiddeċiedi: wiċċek jidher li għandu mill-inqas ${years(age)}, iżda naċċettaw biss uċuħ li nistmawhom mill-inqas ${years(approvedAge)}, u l-biċċa l-kbira tan-nies fil-bidu tal-għoxrinijiet nistmawhom iżgħar. Tentattiv ieħor jagħti l-istess tweġiba, għalhekk il-verifika bil-wiċċ hija magħluqa għal din iż-żjara.`,
     margin: (site, age, approvedAge) =>

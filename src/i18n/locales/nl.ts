@@ -53,6 +53,7 @@ export const nl: Messages = {
     checking: 'Je leeftijd wordt gecheckt… dit duurt een paar seconden.',
     cameraUnavailable: 'De camera kon niet starten. Je kunt in plaats daarvan een selfie maken.',
     cameraNeeded: (site) => `De check met je gezicht heeft een camera nodig. Je kunt een andere manier kiezen of teruggaan naar ${site}.`,
+    cameraNeededOnlyWay: (site) => `Deze site accepteert alleen de check met je gezicht, en die heeft een camera nodig die dit apparaat niet biedt. Open deze pagina op een telefoon met een camera of ga terug naar ${site}.`,
     cannotPlace: (age, approvedAge) =>
       `De check met je gezicht kan je niet plaatsen: je gezicht lijkt ${age} of ouder, maar we keuren alleen gezichten goed die we op ${approvedAge} of ouder schatten, en de meeste twintigers schatten we jonger. Nog een poging geeft hetzelfde antwoord, dus de check met je gezicht is voor dit bezoek gesloten.`,
     margin: (site, age, approvedAge) =>

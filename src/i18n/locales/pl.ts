@@ -57,6 +57,7 @@ export const pl: Messages = {
     checking: 'Sprawdzamy twój wiek… to potrwa kilka sekund.',
     cameraUnavailable: 'Nie udało się włączyć kamery. Zamiast tego możesz zrobić selfie.',
     cameraNeeded: (site) => `Sprawdzenie twarzą wymaga kamery. Możesz wybrać inny sposób albo wrócić do ${site}.`,
+    cameraNeededOnlyWay: (site) => `Ta strona przyjmuje tylko sprawdzenie twarzą, a ono wymaga kamery, której to urządzenie nie udostępnia. Otwórz tę stronę na telefonie z kamerą albo wróć do ${site}.`,
     cannotPlace: (age, approvedAge) =>
       `Sprawdzenie twarzą nie może ocenić twojego wieku: twoja twarz wygląda na co najmniej ${years(age)}, ale akceptujemy tylko twarze, którym dajemy co najmniej ${years(approvedAge)}, a większości dwudziestolatków dajemy mniej. Kolejna próba dałaby ten sam wynik, więc sprawdzenie twarzą jest zamknięte do końca tej wizyty.`,
     margin: (site, age, approvedAge) =>

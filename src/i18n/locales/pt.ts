@@ -53,6 +53,7 @@ export const pt: Messages = {
     checking: 'A verificar a tua idade… demora uns segundos.',
     cameraUnavailable: 'Não foi possível ligar a câmara. Podes tirar uma selfie em vez disso.',
     cameraNeeded: (site) => `A verificação com o rosto precisa de uma câmara. Podes usar outra forma ou voltar a ${site}.`,
+    cameraNeededOnlyWay: (site) => `Este site só aceita a verificação com o rosto, que precisa de uma câmara que este dispositivo não oferece. Abre esta página num telemóvel com câmara ou volta a ${site}.`,
     cannotPlace: (age, approvedAge) =>
       `A verificação com o rosto não consegue decidir: o teu rosto parece ter ${age} anos ou mais, mas só aprovamos rostos a que damos ${approvedAge} anos ou mais, e a quase toda a gente com vinte e poucos anos damos menos. Outra tentativa daria o mesmo, por isso a verificação com o rosto fica fechada nesta visita.`,
     margin: (site, age, approvedAge) =>

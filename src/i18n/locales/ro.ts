@@ -56,6 +56,7 @@ export const ro: Messages = {
     checking: 'Îți verificăm vârsta… durează câteva secunde.',
     cameraUnavailable: 'Camera nu a putut porni. Poți face un selfie în schimb.',
     cameraNeeded: (site) => `Verificarea cu fața are nevoie de o cameră. Poți alege altă modalitate sau te poți întoarce la ${site}.`,
+    cameraNeededOnlyWay: (site) => `Acest site acceptă doar verificarea cu fața, care are nevoie de o cameră pe care acest dispozitiv nu o oferă. Deschide această pagină pe un telefon cu cameră sau întoarce-te la ${site}.`,
     cannotPlace: (age, approvedAge) =>
       `Verificarea cu fața nu te poate încadra: fața ta pare de cel puțin ${years(age)}, dar aprobăm doar fețele pe care le estimăm la cel puțin ${years(approvedAge)}, iar pe cei mai mulți oameni de puțin peste 20 de ani îi estimăm mai tineri. O nouă încercare ar da același răspuns, așa că verificarea cu fața e închisă pentru această vizită.`,
     margin: (site, age, approvedAge) =>

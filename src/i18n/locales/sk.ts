@@ -57,6 +57,7 @@ export const sk: Messages = {
     checking: 'Overujem tvoj vek… potrvá to pár sekúnd.',
     cameraUnavailable: 'Kameru sa nepodarilo zapnúť. Namiesto toho môžeš odfotiť selfie.',
     cameraNeeded: (site) => `Overenie tvárou potrebuje kameru. Môžeš zvoliť iný spôsob alebo sa vrátiť na ${site}.`,
+    cameraNeededOnlyWay: (site) => `Tento web prijíma iba overenie tvárou a to potrebuje kameru, ktorú toto zariadenie neponúka. Otvor túto stránku na telefóne s kamerou alebo sa vráť na ${site}.`,
     cannotPlace: (age, approvedAge) =>
       `Overenie tvárou ťa nevie zaradiť: tvoja tvár vyzerá aspoň na ${years(age)}, ale schvaľujeme len tváre, ktorým odhadneme aspoň ${years(approvedAge)}, a väčšine ľudí okolo dvadsiatky odhadneme menej. Ďalší pokus by dopadol rovnako, takže overenie tvárou je pre túto návštevu uzavreté.`,
     margin: (site, age, approvedAge) =>

@@ -56,6 +56,7 @@ export const sl: Messages = {
     checking: 'Preverjamo tvojo starost … traja nekaj sekund.',
     cameraUnavailable: 'Kamere ni bilo mogoče vklopiti. Namesto tega lahko posnameš selfi.',
     cameraNeeded: (site) => `Preverjanje z obrazom potrebuje kamero. Izbereš lahko drug način ali se vrneš na ${site}.`,
+    cameraNeededOnlyWay: (site) => `Ta stran sprejme samo preverjanje z obrazom, ki potrebuje kamero, ki je ta naprava ne ponuja. Odpri to stran na telefonu s kamero ali se vrni na ${site}.`,
     cannotPlace: (age, approvedAge) =>
       `Preverjanje z obrazom te ne more umestiti: tvoj obraz je videti star vsaj ${years(age)}, odobrimo pa samo obraze, ki jim ocenimo vsaj ${years(approvedAge)}, večini ljudi v zgodnjih dvajsetih pa ocenimo manj. Nov poskus bi dal enak rezultat, zato je preverjanje z obrazom za ta obisk zaprto.`,
     margin: (site, age, approvedAge) =>

@@ -53,6 +53,7 @@ export const sv: Messages = {
     checking: 'Kontrollerar din ålder… det tar några sekunder.',
     cameraUnavailable: 'Kameran kunde inte startas. Du kan ta en selfie i stället.',
     cameraNeeded: (site) => `Ansiktskontrollen behöver en kamera. Du kan välja ett annat sätt eller gå tillbaka till ${site}.`,
+    cameraNeededOnlyWay: (site) => `Den här webbplatsen tar bara emot ansiktskontrollen, och den behöver en kamera som den här enheten inte erbjuder. Öppna sidan på en telefon med kamera eller gå tillbaka till ${site}.`,
     cannotPlace: (age, approvedAge) =>
       `Ansiktskontrollen kan inte avgöra din ålder: ditt ansikte ser ut att vara ${age} år eller äldre, men vi godkänner bara ansikten som vi uppskattar till ${approvedAge} år eller mer, och de flesta i början av 20-årsåldern uppskattas yngre än så. Ett nytt försök skulle ge samma svar, så ansiktskontrollen är stängd under det här besöket.`,
     margin: (site, age, approvedAge) =>

@@ -53,6 +53,7 @@ export const tr: Messages = {
     checking: 'Yaşın kontrol ediliyor… birkaç saniye sürer.',
     cameraUnavailable: 'Kamera açılamadı. Bunun yerine selfie çekebilirsin.',
     cameraNeeded: (site) => `Yüzle doğrulama için kamera gerekir. Başka bir yol seçebilir ya da ${site} sitesine dönebilirsin.`,
+    cameraNeededOnlyWay: (site) => `Bu site yalnızca yüzle doğrulamayı kabul ediyor ve bunun için bu cihazın sunmadığı bir kamera gerekiyor. Bu sayfayı kameralı bir telefonda aç ya da ${site} sitesine dön.`,
     cannotPlace: (age, approvedAge) =>
       `Yüzle doğrulama yaşını belirleyemiyor: yüzün en az ${age} yaşında görünüyor, ama yalnızca en az ${approvedAge} yaşında tahmin ettiğimiz yüzleri onaylıyoruz ve yirmili yaşlarının başındaki çoğu kişiyi daha genç tahmin ediyoruz. Yeni bir deneme aynı sonucu verir; bu yüzden yüzle doğrulama bu ziyaret için kapandı.`,
     margin: (site, age, approvedAge) =>

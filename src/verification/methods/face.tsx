@@ -63,13 +63,12 @@ export function createFaceMethod(options: {
       challenge: Type.Optional(Type.String({ maxLength: 64 })),
       phases: Type.Optional(Type.String({ maxLength: 64, pattern: '^[0-9]+(,[0-9]+)*$' })),
     }),
-    render: ({ t, action, challengeAction, csrfToken, ageRequired, siteName, client }) => {
+    render: ({ t, action, challengeAction, csrfToken, ageRequired, siteName, siteHome, onlyWay, client }) => {
       const messages = {
         starting: t.face.starting,
         ready: t.face.ready,
         checking: t.face.checking,
         unavailable: t.face.cameraUnavailable,
-        cameraNeeded: t.face.cameraNeeded(siteName),
         lookStraight: t.face.lookStraight,
         left: t.face.turnLeft,
         right: t.face.turnRight,
@@ -82,6 +81,18 @@ export function createFaceMethod(options: {
       }
       // Said before the camera starts, so a visitor who looks 21 is not surprised by a "no" at 18.
       const approvedAge = ageRequired + faceBufferFor(client, ageRequired, options.defaultBuffer)
+      // No camera (none on the device, none shared, no script): what to do instead, and the way back, so
+      // that a page whose only way is this one is never a dead end (issue 32).
+      const noCamera = (
+        <>
+          <p safe>{onlyWay ? t.face.cameraNeededOnlyWay(siteName) : t.face.cameraNeeded(siteName)}</p>
+          <p>
+            <a href={siteHome} class="back" safe>
+              {t.backToSite(siteName)}
+            </a>
+          </p>
+        </>
+      )
       return (
         <form method="post" action={action} enctype="multipart/form-data" class="method face" data-face-form data-challenge={challengeAction} data-messages={JSON.stringify(messages)}>
           <h3 safe>{t.face.title}</h3>
@@ -98,9 +109,12 @@ export function createFaceMethod(options: {
           </div>
           <ScriptOutcome />
           {!options.upload && (
-            <noscript>
-              <p safe>{t.face.cameraNeeded(siteName)}</p>
-            </noscript>
+            <>
+              <div class="alert" data-no-camera hidden>
+                {noCamera}
+              </div>
+              <noscript>{noCamera}</noscript>
+            </>
           )}
           {options.upload && (
             <div class="upload" data-upload>

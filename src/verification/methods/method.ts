@@ -26,6 +26,10 @@ export type MethodView = {
   csrfToken: string
   ageRequired: number
   siteName: string
+  /** The site's home address (its registered home URL, else its redirect URI's origin): a form's way back. */
+  siteHome: string
+  /** This method is the page's only way to prove age (no other method, passkey or age pass): where it cannot work, the page is a dead end but for the way back. */
+  onlyWay: boolean
   client: Client
 }
 
