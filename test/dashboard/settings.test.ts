@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { DEMO_CLIENT_ID, demoClientSecret } from '../../src/demo/demo-client.ts'
 import { findClient, updateClient } from '../../src/oauth/clients.ts'
-import { defaultFaceBuffer } from '../../src/verification/methods/face-policy.ts'
 import { basic, createTestContext, PUBLIC_URL, REDIRECT_URI, type TestContext } from '../helpers.ts'
 import { testBrowser } from '../verification/browser.ts'
 import { createUser, PASSWORD, postSignIn, sessionCsrf, signedIn, type DashboardBrowser } from './dashboard.ts'
@@ -208,20 +207,6 @@ describe('minimum age and home address', () => {
     expect((await ctx.exchange(shop.authorization, { grant_type: 'authorization_code', code: again, redirect_uri: REDIRECT_URI, state: 'st' })).status).toBe(200)
   })
 
-  test("a minimum age lowered under what the client's own face buffer covers is refused with the reason, and nothing changes", async () => {
-    // The highest default from 21 up, enough for a client asking 21 and over, and too small below 21 only where the defaults say so.
-    const from = (age: number) => Math.max(...Array.from({ length: 100 - age }, (_, i) => defaultFaceBuffer(age + i)))
-    if (from(1) === from(21)) return
-    await updateClient(ctx.deps.db, shop.id, { minAge: 21, faceBuffer: from(21) })
-    try {
-      const refused = await post(owner, 'site', { min_age: '', home_url: '' })
-      expect(refused.status).toBe(400)
-      expect(alertOf(await refused.text())).toContain('need a larger face check buffer than yours')
-      expect((await client(shop.id)).minAge).toBe(21)
-    } finally {
-      await updateClient(ctx.deps.db, shop.id, { minAge: null, faceBuffer: null })
-    }
-  })
 
   test('the home address is what the page’s “Back to site” link leads to; empty falls back to the redirect URI’s origin', async () => {
     await post(owner, 'site', { min_age: '', home_url: 'https://shop.example/welcome' })

@@ -128,7 +128,10 @@ describe('a visitor through the gate', () => {
     const browser = testBrowser(ctx)
     const form = await readPage(await browser.request(`${page.pathname}${page.search}`))
     const failed = await browser.post(form.action('/methods/sandbox'), { csrf: form.csrf!, age: '17', method_class: 'age_only' })
-    expect(failed.status).not.toBe(303)
+    // A failed check stays on the page (200, with its alert), never a redirect to the callback nor a 5xx.
+    expect(failed.status).toBe(200)
+    expect(failed.headers.get('location')).toBeNull()
+    expect(await failed.text()).toContain('role="alert"')
   })
 
   test('the callback redeems a code only for the browser that started it: another flow cookie, none, or a second use is refused', async () => {

@@ -6,7 +6,6 @@ import { join } from 'node:path'
 import { createDevIssuer } from '../../src/credentials/dev/issuer.ts'
 import type { AgeEstimator, FrameAnalysis } from '../../src/estimator/types.ts'
 import { findClient, updateClient } from '../../src/oauth/clients.ts'
-import { defaultFaceBuffer } from '../../src/verification/methods/face-policy.ts'
 import { createTestContext, json, type TestContext } from '../helpers.ts'
 import { origin, passkeyFlows, type Browser, type Client } from '../passkeys/flows.ts'
 import { callback, testBrowser } from './browser.ts'
@@ -191,7 +190,7 @@ describe('a face the check cannot place is pointed to the other ways the client 
 
   test('digital ID and passkey, by name, for a client taking both; the face check closed, no retry', async () => {
     const shop = await ctx.createClient({ name: 'Wine shop' })
-    const body = await refusedAt(shop, 18 + defaultFaceBuffer(18) - 2)
+    const body = await refusedAt(shop, 29 - 2)
     expect(body).toMatchObject({ outcome: 'refused', retry: false })
     expect(body.message).toContain('The face check cannot place you')
     expect(body.message).toContain('You can still use a digital ID or a passkey you saved earlier here.')

@@ -8,7 +8,7 @@ import { captureFor } from '../liveness/clips.ts'
 import { atAnotherMoment } from '../liveness/moments.ts'
 import recorded from '../liveness/fixtures/recorded-frames.json' with { type: 'json' }
 import { MAX_FRAMES } from '../../src/verification/methods/face.tsx'
-import { defaultFaceBuffer, minimumClientFaceBuffer } from '../../src/verification/methods/face-policy.ts'
+import { minimumClientFaceBuffer } from '../../src/verification/methods/face-policy.ts'
 import { backLink, callback, readPage, testBrowser, type PageForms } from './browser.ts'
 
 /**
@@ -45,6 +45,10 @@ class ScriptedEstimator implements AgeEstimator {
   async close() {}
 }
 
+
+/** docs/accuracy.md's measured buffer at 18 (11 years) and the estimate a face must reach: 29. */
+const BUFFER_18 = 11
+const CUT_OFF_18 = 29
 let ctx: TestContext
 let estimator: ScriptedEstimator
 let shop: Awaited<ReturnType<TestContext['createClient']>>
@@ -170,7 +174,7 @@ describe('the face method on the page', () => {
 
   test('the margin is said before the camera starts: the threshold and the estimate a face must reach', async () => {
     const { page } = await openFacePage()
-    const margin = `To pass, you need to look clearly older than 18: we approve only faces we estimate at ${18 + defaultFaceBuffer(18)} or more, because age estimates can be off by years. If we cannot confirm it, you can use another way or go back to Wine shop.`
+    const margin = `To pass, you need to look clearly older than 18: we approve only faces we estimate at ${CUT_OFF_18} or more, because age estimates can be off by years. If we cannot confirm it, you can use another way or go back to Wine shop.`
     expect(page.html).toContain(margin)
     expect(page.html.indexOf(margin)).toBeLessThan(page.html.indexOf('data-start'))
   })
@@ -259,7 +263,7 @@ describe('POST /s/{id}/methods/face (live capture)', () => {
     const token = await json(await ctx.exchange(shop.authorization, { grant_type: 'authorization_code', code: back.code, redirect_uri: REDIRECT_URI, state: 'st' }))
     expect(decodeJwt(token.access_token)).toMatchObject({ age_over: 18, verification_level: 'first_verification' })
     const audit = await ctx.deps.db.query.auditLogs.findFirst({ where: (row, { eq }) => eq(row.transactionId, token.transaction_id) })
-    expect(audit).toMatchObject({ methodClass: 'biometric', method: 'face', ageBuffer: defaultFaceBuffer(18), ageOver: 18 })
+    expect(audit).toMatchObject({ methodClass: 'biometric', method: 'face', ageBuffer: BUFFER_18, ageOver: 18 })
     // Two frames under each prompt: straight, each prompt (three or four), straight again. The straight
     // frames alternate the face and its mirror image; the turned ones need only the original view.
     expect([10, 12]).toContain(estimator.frames.length)
@@ -298,7 +302,7 @@ describe('POST /s/{id}/methods/face (live capture)', () => {
     const body = await refused.json()
     expect(body).toMatchObject({ outcome: 'refused', retry: false, home_url: 'https://shop.example/', back_label: 'Back to Wine shop' })
     expect(body.message).toContain('The face check cannot place you')
-    expect(body.message).toContain(`we only approve faces we estimate at ${18 + defaultFaceBuffer(18)} or more`)
+    expect(body.message).toContain(`we only approve faces we estimate at ${CUT_OFF_18} or more`)
     // This deployment has no digital ID; the client takes passkeys.
     expect(body.message).toContain('You can still use a passkey you saved earlier here.')
     expect(body.message).not.toContain('digital ID')
@@ -417,8 +421,8 @@ describe('POST /s/{id}/methods/face (live capture)', () => {
   })
 
   test("a client's own buffer raises the cut-off, and one under the default is refused", async () => {
-    const cutOff = 18 + defaultFaceBuffer(18)
-    await updateClient(ctx.deps.db, shop.id, { faceBuffer: defaultFaceBuffer(18) + 3 })
+    const cutOff = CUT_OFF_18
+    await updateClient(ctx.deps.db, shop.id, { faceBuffer: BUFFER_18 + 3 })
     try {
       const first = await openFacePage()
       expect(callback(await liveCheck(first.browser, first.page, cutOff + 1))).toBeUndefined()
