@@ -106,16 +106,6 @@ export async function attempt(challenge: Challenge, camera: Camera, analyser: Re
   return { approved: false, stage: live.live ? 'age' : 'liveness', failure: decision.failure }
 }
 
-/** A small seeded generator (mulberry32): the same seed gives the same trials. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+export { seededRandom } from '../../src/lib/seeded-random.ts'
 
 export const pickFrom = (random: () => number): Pick => (count) => Math.floor(random() * count)

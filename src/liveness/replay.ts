@@ -16,10 +16,17 @@ import type { FaceObservation, FrameAnalysis } from '../estimator/types.ts'
  * frame alike proves nothing. A replay repeats most of a capture, turns included; a new capture of the
  * same person matches at most its straight frames, never its turns to within a degree or two.
  */
-export function createReplayGuard(options: { ttlMs: number; maxEntries: number; tolerance?: number; minShare?: number }) {
+export function createReplayGuard(options: {
+  ttlMs: number
+  maxEntries: number
+  tolerance?: number
+  minShare?: number
+  /** Uniform in [0, 1): the draws of the projection. node:crypto unless given; tests give a seeded one, so two runs agree. */
+  random?: () => number
+}) {
   const tolerance = options.tolerance ?? DEFAULT_TOLERANCE
   const minShare = options.minShare ?? DEFAULT_MIN_SHARE
-  const projection = randomProjection()
+  const projection = randomProjection(options.random ?? cryptoRandom)
   const digests = new Map<string, number>()
   const sketches = new Float32Array(options.maxEntries * SKETCH_SIZE)
   const owners = new Int32Array(options.maxEntries).fill(-1)
@@ -121,12 +128,16 @@ function sketch(face: FaceObservation, projection: Float32Array): Float32Array |
 }
 
 /** A Gaussian random matrix (SKETCH_SIZE × 256), from crypto randomness: unknown outside this process. */
-function randomProjection(): Float32Array {
+/** Uniform in [0, 1) from node:crypto: a projection no one can predict, so no one can craft a replay to slip past it. */
+const cryptoRandom = () => randomInt(0, 2 ** 32) / 2 ** 32
+
+function randomProjection(random: () => number): Float32Array {
   const width = 256
   const matrix = new Float32Array(SKETCH_SIZE * width)
   for (let i = 0; i < matrix.length; i++) {
-    const u = randomInt(1, 2 ** 32) / 2 ** 32
-    const v = randomInt(0, 2 ** 32) / 2 ** 32
+    // Box-Muller: u in (0, 1], so the logarithm is finite.
+    const u = 1 - random()
+    const v = random()
     matrix[i] = Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v)
   }
   return matrix

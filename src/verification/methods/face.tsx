@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { ImageDecodeError, type AgeEstimator, type AgeViews, type FrameAnalysis } from '../../estimator/types.ts'
+import type { Clock } from '../../lib/clock.ts'
 import { sha256Hex } from '../../lib/crypto.ts'
 import { challengeDuration } from '../../liveness/challenge.ts'
 import { createReplayGuard } from '../../liveness/replay.ts'
@@ -52,6 +53,8 @@ export function createFaceMethod(options: {
   defaultBuffer: number | undefined
   /** FACE_UPLOAD: offer a file picker besides the camera (a still photo meets no live challenge). */
   upload: boolean
+  /** When a capture was judged: how long the replay guard remembers it. */
+  clock: Clock
 }): VerificationMethod {
   // As long as a session lives: the faces of any capture judged here are refused if shown again.
   const replays = createReplayGuard({ ttlMs: 30 * 60_000, maxEntries: 100_000 })
@@ -167,7 +170,7 @@ export function createFaceMethod(options: {
       const buffer = faceBufferFor(client, ageRequired, options.defaultBuffer)
       const policy = { ...DEFAULT_FACE_POLICY, buffer }
       // Checked after the analysis, so that a replay costs the sender as much as a real capture.
-      const replayed = replays.replayed(digests, analyses, Date.now())
+      const replayed = replays.replayed(digests, analyses, options.clock.now().getTime())
       const decision = replayed
         ? ({ approved: false, failure: 'repeated_frames' } as const)
         : challenge

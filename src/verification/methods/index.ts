@@ -14,7 +14,7 @@ export function createMethods(deps: Pick<AppDeps, 'config' | 'estimator' | 'cred
   return [
     sandboxMethod,
     ...(deps.credentials ? [createCredentialMethod(deps)] : []),
-    ...(deps.estimator ? [createFaceMethod({ estimator: deps.estimator, defaultBuffer: deps.config.face.buffer, upload: deps.config.face.upload })] : []),
+    ...(deps.estimator ? [createFaceMethod({ estimator: deps.estimator, defaultBuffer: deps.config.face.buffer, upload: deps.config.face.upload, clock: deps.clock })] : []),
   ]
 }
 
