@@ -1,5 +1,5 @@
-// The digital credential method on the hosted page: opens a wallet request, shows its QR code (another
-// device) and link (a wallet app on this one), offers the browser's Digital Credentials API where it exists,
+// The digital credential method on the hosted page: opens a wallet request, shows its QR codes (another
+// device: one for HAIP wallets, one for the EU age verification app) and links (a wallet app on this one), offers the browser's Digital Credentials API where it exists,
 // and watches the request until the wallet has answered; then the form redeems the answer. No inline script
 // (CSP): the page's words come in data-messages.
 ;(() => {
@@ -11,6 +11,9 @@
   const wallet = form.querySelector('[data-wallet]')
   const qr = form.querySelector('[data-qr]')
   const link = form.querySelector('[data-wallet-link]')
+  const avApp = form.querySelector('[data-av-app]')
+  const avQr = form.querySelector('[data-av-qr]')
+  const avLink = form.querySelector('[data-av-link]')
   const status = form.querySelector('[data-status]')
   const outcome = form.querySelector('[data-outcome]')
   const requestField = form.querySelector('[data-request]')
@@ -87,6 +90,10 @@
       const request = await open()
       qr.innerHTML = request.qr_svg
       link.href = request.wallet_url
+      // The EU age verification app's own request (av://), for the same answer, where the operator offers it.
+      avApp.hidden = !request.av_url
+      avQr.innerHTML = request.av_qr_svg || ''
+      avLink.href = request.av_url || '#'
       wallet.hidden = false
       start.hidden = true
       say(`${text.scan} ${text.waiting}`)

@@ -113,6 +113,12 @@ export type CredentialConfig = {
    * and an answer in the other form is refused (docs/decisions.md).
    */
   plainAnswers: boolean
+  /**
+   * CREDENTIAL_AV_PROFILE: the QR panel also offers the EU age verification app's `av://` request (Annex A
+   * §A.5: unsigned, by value, answered `direct_post` in the clear). On by default; `off` leaves only the
+   * HAIP request (docs/decisions.md).
+   */
+  avProfile: boolean
   /** CREDENTIAL_VERIFIER_RP_METADATA: Google's `gw_rp_metadata_bytes` (base64url) for its certificate. */
   verifierRpMetadata: string | undefined
   /** CREDENTIAL_READER_KEY_FILE and _CERT_FILE: the readerAuth key and chain of Annex C requests (Apple Wallet). */
@@ -301,6 +307,7 @@ function readCredentials(env: Env): CredentialConfig | undefined {
     readerKeyFile,
     readerCertificateFile,
     plainAnswers: readFlag('CREDENTIAL_PLAIN_ANSWERS', env.CREDENTIAL_PLAIN_ANSWERS) ?? false,
+    avProfile: readFlag('CREDENTIAL_AV_PROFILE', env.CREDENTIAL_AV_PROFILE) ?? true,
   }
 }
 

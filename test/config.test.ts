@@ -114,6 +114,15 @@ describe('loadConfig (DESIGN.md "Configuration")', () => {
     expect(configError({ CREDENTIAL_TRUST_LIST: file, CREDENTIAL_VERIFIER_KEY_FILE: file }).variable).toBe('CREDENTIAL_VERIFIER_KEY_FILE')
   })
 
+  test('CREDENTIAL_AV_PROFILE: the EU age verification app is offered wherever the digital ID is, unless switched off', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'ofage-config-')), 'trust.pem')
+    writeFileSync(file, '')
+    expect(loadConfig({ CREDENTIAL_TRUST_LIST: file }).credentials?.avProfile).toBe(true)
+    expect(loadConfig({ CREDENTIAL_TRUST_LIST: file, CREDENTIAL_AV_PROFILE: 'off' }).credentials?.avProfile).toBe(false)
+    expect(loadConfig({ CREDENTIAL_TRUST_LIST: file, CREDENTIAL_AV_PROFILE: '0' }).credentials?.avProfile).toBe(false)
+    expect(configError({ CREDENTIAL_TRUST_LIST: file, CREDENTIAL_AV_PROFILE: 'maybe' }).variable).toBe('CREDENTIAL_AV_PROFILE')
+  })
+
   test('SMTP_URL and SMTP_FROM: where the dashboard’s emails go out, the account percent-decoded; smtps on 465, smtp on 587 by default', () => {
     const from = 'ofage <no-reply@age.example>'
     expect(loadConfig({ SMTP_URL: 'smtp://mailer:p%40ss%3Aw%2Fo@mail.example:2525', SMTP_FROM: from }).mail).toEqual({

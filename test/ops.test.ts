@@ -83,6 +83,7 @@ describe('route labels', () => {
     expect(routeLabel('/api/oauth/par')).toBe('/api/oauth/par')
     expect(routeLabel('/.well-known/oauth-authorization-server')).toBe('/.well-known/oauth-authorization-server')
     expect(routeLabel('/api/oid4vp/requests/SeCrEtState123')).toBe('/api/oid4vp/requests/:state')
+    expect(routeLabel('/api/oid4vp/av/SeCrEtState123')).toBe('/api/oid4vp/av/:state')
     expect(routeLabel('/s/abcDEF123/methods/credential/start')).toBe('/s/:id/methods/credential/start')
     expect(routeLabel('/s/abcDEF123/methods/face')).toBe('/s/:id/methods/:method')
     expect(routeLabel('/s/abcDEF123/x/Value42')).toBe('unmatched')

@@ -14,6 +14,11 @@ export const CREDENTIAL_QUERIES = {
   age_verification_mdoc: { format: 'mso_mdoc', docType: 'eu.europa.ec.av.1', namespace: 'eu.europa.ec.av.1' },
   /** ISO 18013-5 mobile driving licence. */
   mdl: { format: 'mso_mdoc', docType: 'org.iso.18013.5.1.mDL', namespace: 'org.iso.18013.5.1' },
+  /**
+   * The same attestation, asked for by the EU age verification app's own profile (`av://`, Annex A §A.5),
+   * under the query id of its example (§A.10): an app built on that example finds what it expects.
+   */
+  proof_of_age: { format: 'mso_mdoc', docType: 'eu.europa.ec.av.1', namespace: 'eu.europa.ec.av.1' },
 } as const
 
 export type CredentialQueryId = keyof typeof CREDENTIAL_QUERIES
@@ -36,24 +41,44 @@ export function ageOverElement(threshold: number): string {
   return `age_over_${String(threshold).padStart(2, '0')}`
 }
 
+/** The query ids `ageQuery` asks under: an answer to one of our HAIP requests must use one of these. */
+export const AGE_QUERY_IDS = ['pid_sd_jwt', 'age_verification_mdoc', 'mdl'] as const satisfies readonly CredentialQueryId[]
+
+/** The query id of the `av://` request (`avAppQuery`): the only one its answer may use. */
+export const AV_APP_QUERY_IDS = ['proof_of_age'] as const satisfies readonly CredentialQueryId[]
+
 /**
  * The DCQL query (OpenID4VP 1.0 §6): one of three credentials, each asked for its single age claim only,
  * so a wallet discloses nothing else. `credential_sets` makes them alternatives, not a conjunction.
  */
 export function ageQuery(threshold: number) {
   const element = ageOverElement(threshold)
-  const mdoc = (id: 'age_verification_mdoc' | 'mdl') => ({
+  return {
+    credentials: [
+      { id: 'pid_sd_jwt', format: 'dc+sd-jwt', meta: { vct_values: [...PID_VCT_VALUES] }, claims: [{ path: ['age_equal_or_over', String(threshold)] }] },
+      mdocQuery('age_verification_mdoc', element),
+      mdocQuery('mdl', element),
+    ],
+    credential_sets: [{ options: [['pid_sd_jwt'], ['age_verification_mdoc'], ['mdl']] }],
+  }
+}
+
+/**
+ * The DCQL query of the EU age verification app's profile (Annex A §A.5, example in §A.10): the Proof of
+ * Age attestation (`mso_mdoc`, doc type `eu.europa.ec.av.1`) and its one `age_over_NN` claim. The app holds
+ * nothing else, so there is nothing to offer instead.
+ */
+export function avAppQuery(threshold: number) {
+  const { docType, namespace } = CREDENTIAL_QUERIES.proof_of_age
+  // As §A.10 writes it: the claim's path alone (no `intent_to_retain`), since every character counts in a QR code.
+  return { credentials: [{ id: 'proof_of_age', format: 'mso_mdoc', meta: { doctype_value: docType }, claims: [{ path: [namespace, ageOverElement(threshold)] }] }] }
+}
+
+function mdocQuery(id: 'age_verification_mdoc' | 'mdl', element: string) {
+  return {
     id,
     format: 'mso_mdoc',
     meta: { doctype_value: CREDENTIAL_QUERIES[id].docType },
     claims: [{ path: [CREDENTIAL_QUERIES[id].namespace, element], intent_to_retain: false }],
-  })
-  return {
-    credentials: [
-      { id: 'pid_sd_jwt', format: 'dc+sd-jwt', meta: { vct_values: [...PID_VCT_VALUES] }, claims: [{ path: ['age_equal_or_over', String(threshold)] }] },
-      mdoc('age_verification_mdoc'),
-      mdoc('mdl'),
-    ],
-    credential_sets: [{ options: [['pid_sd_jwt'], ['age_verification_mdoc'], ['mdl']] }],
   }
 }

@@ -50,7 +50,12 @@ export type CredentialMessages = {
   privacy: string
   start: string
   scan: string
+  /** Over the `openid4vp://` QR code: which apps it is for (HAIP wallets: EUDI wallets, driving licences). */
+  idWalletTitle: string
   openWallet: string
+  /** Over the `av://` QR code, and its image's name: the EU age verification app. */
+  avAppTitle: string
+  openAvApp: string
   useBrowserWallet: string
   waiting: string
   checking: string

@@ -17,6 +17,8 @@ const patterns: [RegExp, string][] = [
   [/^\/s\/[^/]+\/(continue|forget)$/, '/s/:id/$1'],
   [/^\/assets\/[^/]+$/, '/assets/:file'],
   [/^\/api\/oid4vp\/requests\/[^/]+$/, '/api/oid4vp/requests/:state'],
+  // The `av://` request's response URI carries its request's state.
+  [/^\/api\/oid4vp\/av\/[^/]+$/, '/api/oid4vp/av/:state'],
   // Deeper page paths: what follows the session id names a route, never a value.
   [/^\/s\/[^/]+\/([a-z-]+(\/[a-z-]+){0,3})$/, '/s/:id/$1'],
   // A dashboard user's own verification, by its transaction id: the id stays out of logs and metrics.

@@ -2,14 +2,17 @@ import { Elysia, t } from 'elysia'
 import { renderSVG } from 'uqr'
 import { digitalCredentialRequests, verifyDigitalCredentialAnswer, type AnswerResult } from '../credentials/digital-credentials.ts'
 import { verifyAgeAnswer, type AnswerBinding } from '../credentials/openid4vp/answer.ts'
+import { avAppLink, redirectUriClientId } from '../credentials/openid4vp/av-app-request.ts'
 import { decryptResponse, readResponseKeyId, type AuthorizationResponse } from '../credentials/openid4vp/encrypted-response.ts'
 import { signRequestObject, walletLink } from '../credentials/openid4vp/request-object.ts'
 import { publicEncryptionKey } from '../credentials/openid4vp/response-encryption-key.ts'
 import type { PresentationResult } from '../credentials/presentation.ts'
+import { AV_APP_QUERY_IDS, type CredentialQueryId } from '../credentials/queries.ts'
 import { createRevocation } from '../credentials/status/revocation.ts'
 import { sha256Hex } from '../lib/crypto.ts'
 import type { AppDeps } from '../deps.ts'
 import { OAuthError } from '../errors.ts'
+import { languages } from '../i18n/languages.ts'
 import { readStrictBody } from '../lib/strict-request.ts'
 import {
   claimRequest,
@@ -43,8 +46,16 @@ const WalletAnswer = t.Object({
 const PageAnswer = t.Object({ csrf: t.String({ maxLength: 128 }), request: t.String({ maxLength: 64 }), response: t.String({ maxLength: MAX_ANSWER_BYTES }) })
 
 /**
+ * A QR code the page shows as an image named `label`. The `av://` request travels whole in its code (three
+ * times the characters of an `openid4vp://` link), so it gets the lowest error correction, enough for a
+ * screen: version 16 instead of 19 for a 570-character link, larger modules for the phone's camera.
+ */
+const qrCode = (link: string, label: string, ecc: 'L' | 'M' = 'M') => renderSVG(link, { ecc, border: 2 }).replace('<svg ', `<svg role="img" aria-label="${Bun.escapeHTML(label)}" `)
+
+/**
  * The digital credential method's routes. For wallets (no cookie, found by `state`): the signed request
- * object behind the QR code, and the response endpoint (OpenID4VP `direct_post`). For the page's script
+ * object behind the QR code, and the response endpoint (OpenID4VP `direct_post`); for the EU age
+ * verification app, the response URI of its `av://` request, one per request. For the page's script
  * (this browser's session, its CSRF token): opening a request, asking how it stands, and handing over a
  * Digital Credentials API answer. Every answer is verified where it arrives, recorded once, and redeemed
  * by the method's form post, which completes the session in the visitor's own browser.
@@ -56,6 +67,9 @@ export function credentialRoutes(deps: AppDeps, { openPage, openForm, offeredMet
   // Under /api, so that a wallet gets JSON errors; on the API's address, as the rest of what machines call.
   const responseUri = `${deps.config.publicUrl}/api/oid4vp/responses`
   const requestUri = (state: string) => `${deps.config.publicUrl}/api/oid4vp/requests/${state}`
+  // The `av://` request's own response URI (and so its client id): the request's state is its random part.
+  const avResponseUri = (state: string) => `${deps.config.publicUrl}/api/oid4vp/av/${state}`
+  const avProfile = deps.config.credentials?.avProfile ?? false
 
   const plainAnswers = deps.config.credentials?.plainAnswers ?? false
   const crossDevice = { clientId: credentials.verifier.clientId, responseUri }
@@ -71,8 +85,8 @@ export function credentialRoutes(deps: AppDeps, { openPage, openForm, offeredMet
   // Annex C readerAuth, with the operator's reader certificate (Apple Wallet answers only signed requests).
   const reader = credentials.readerAuth && { privateKey: credentials.readerAuth.privateKey, certificateChain: credentials.readerAuth.x5c.map((der) => Buffer.from(der, 'base64')) }
 
-  async function verify(request: CredentialRequest, vpToken: unknown, binding: AnswerBinding): Promise<PresentationResult> {
-    const answer = { trustList: await credentials!.trust.current(), nonce: request.nonce, threshold: request.ageRequired, now: deps.clock.now(), binding, revocation }
+  async function verify(request: CredentialRequest, vpToken: unknown, binding: AnswerBinding, queries?: readonly CredentialQueryId[]): Promise<PresentationResult> {
+    const answer = { trustList: await credentials!.trust.current(), nonce: request.nonce, threshold: request.ageRequired, now: deps.clock.now(), binding, revocation, queries }
     return verifyAgeAnswer(vpToken, answer)
   }
 
@@ -149,6 +163,30 @@ export function credentialRoutes(deps: AppDeps, { openPage, openForm, offeredMet
       { parse: [readAnswer, 'urlencoded'], body: WalletAnswer, detail: { hide: true } },
     )
     .post(
+      '/api/oid4vp/av/:state',
+      async ({ params, body, set }) => {
+        set.headers['cache-control'] = 'no-store'
+        if (!avProfile) throw new OAuthError('not_found', 'The age verification app profile is off')
+        // The response URI itself names the request: one address per request, answered once.
+        const request = await findOpenRequest(deps, params.state)
+        if (!request) throw new OAuthError('invalid_request', 'No open request at this address: it expired, was answered, or never existed')
+        if (body.error !== undefined) {
+          await answer(request, async () => ({ valid: false, failure: 'declined' }))
+          return {}
+        }
+        const responseUri = avResponseUri(params.state)
+        // Annex A §A.5: `direct_post`, a `vp_token` in the clear; an encrypted `response` is not what we asked for.
+        const result = await answer(request, async () =>
+          body.response !== undefined
+            ? { valid: false, failure: 'wrong_protocol' }
+            : verify(request, parseOrUndefined(body.vp_token ?? ''), { responseMode: 'direct_post', clientId: redirectUriClientId(responseUri), responseUri }, AV_APP_QUERY_IDS),
+        )
+        if (!result.valid) throw new OAuthError('invalid_request', `The presentation was not accepted: ${result.failure}`)
+        return {}
+      },
+      { parse: [readAnswer, 'urlencoded'], body: WalletAnswer, detail: { hide: true } },
+    )
+    .post(
       '/s/:id/methods/credential/start',
       async ({ params, query, body, request, cookie, set }) => {
         const page = await openForm(params.id, cookie, request, query.lang, body.csrf)
@@ -158,11 +196,13 @@ export function credentialRoutes(deps: AppDeps, { openPage, openForm, offeredMet
         const issued = await createCredentialRequest(deps, page.session)
         if (!issued) throw new OAuthError('forbidden', 'Too many wallet requests in this session; start again from the site')
         const link = walletLink(credentials.verifier, requestUri(issued.state))
+        const avLink = avProfile ? avAppLink({ responseUri: avResponseUri(issued.state), nonce: issued.nonce, threshold: page.session.ageRequired }) : undefined
         set.headers['cache-control'] = 'no-store'
         return {
           request: issued.id,
           wallet_url: link,
-          qr_svg: renderSVG(link, { ecc: 'M', border: 2 }).replace('<svg ', '<svg role="img" aria-label="QR code" '),
+          qr_svg: qrCode(link, 'QR code'),
+          ...(avLink && { av_url: avLink, av_qr_svg: qrCode(avLink, languages[page.lang].credential.avAppTitle, 'L') }),
           dc_api: await digitalCredentialRequests({
             verifier: credentials.verifier,
             nonce: issued.nonce,

@@ -4,6 +4,9 @@ import type { Browser } from 'playwright-core'
 import { issueDevCredential } from '../../src/credentials/dev/issuer.ts'
 import { createDevWallet, presentToVerifier, type DevWallet } from '../../src/credentials/dev/wallet.ts'
 import { basic } from '../helpers.ts'
+import { generateP256KeyPair } from '../credentials/pki.ts'
+import { answerAvLink, type AvAppHolder } from '../wallets/av-app-wallet.ts'
+import { issueMdoc } from '../wallets/mdoc.ts'
 import { axeViolations, exchangeAtCallback, hasChromium, launchChromium, updatingScreenshots, type RunningServer } from './chromium.ts'
 import { startCredentialServer } from './digital-credentials.ts'
 import { credentialsOf, pageWithAuthenticator } from './webauthn.ts'
@@ -19,6 +22,7 @@ let running: RunningServer
 let browser: Browser
 let shop: { id: string; secret: string }
 let wallet: DevWallet
+let avApp: AvAppHolder
 
 beforeAll(async () => {
   if (!hasChromium) return
@@ -28,6 +32,20 @@ beforeAll(async () => {
   const issuer = started.issuer
   wallet = await createDevWallet()
   wallet.credentials.push(await issueDevCredential(issuer, { format: 'av', age: 34, holderPublicKey: wallet.holder.publicKey, now: new Date() }))
+  // The EU age verification app's attestation, issued by the same trusted issuer with the independent mdoc code.
+  const device = await generateP256KeyPair()
+  const now = Date.now()
+  const mdoc = await issueMdoc({
+    signerKey: issuer.signerKey,
+    signerCertificate: issuer.signerCertificate,
+    holderPublicKey: device.publicKey,
+    docType: 'eu.europa.ec.av.1',
+    namespace: 'eu.europa.ec.av.1',
+    ages: { '18': true },
+    validFrom: new Date(now - 86_400_000),
+    validUntil: new Date(now + 90 * 86_400_000),
+  })
+  avApp = { mdoc, privateKey: device.privateKey }
   browser = await launchChromium()
 }, 60_000)
 
@@ -67,6 +85,26 @@ describe.skipIf(!hasChromium)('digital credential in headless Chromium', () => {
     }
     expect(usage.usage).toMatchObject({ total_verifications: 1, age_only_count: 1, biometric_count: 0 })
     expect(blocked.filter((line) => line.includes('Content Security Policy'))).toEqual([])
+  }, 30_000)
+
+  test('the EU age verification app: its own QR code and av:// link, named apart from the ID wallets; the page completes by itself', async () => {
+    const page = await (await browser.newContext()).newPage()
+    await page.route(`${SHOP_CALLBACK}**`, (route) => route.fulfill({ contentType: 'text/html', body: '<!doctype html><title>Shop</title><h1>Back at the shop</h1>' }))
+    await page.goto(authorize('av-1', '18'))
+    await page.getByRole('button', { name: 'Use my ID wallet' }).click()
+    await page.getByRole('img', { name: 'EU age verification app' }).waitFor()
+    // Each code under the name of the app it is for, and each link saying which app it opens.
+    expect(await page.getByRole('heading', { name: 'EU age verification app' }).isVisible()).toBe(true)
+    expect(await page.getByRole('heading', { name: 'EU Digital Identity Wallet and other ID wallets' }).isVisible()).toBe(true)
+    expect(await page.getByRole('link', { name: 'Open the wallet on this device' }).getAttribute('href')).toStartWith('openid4vp://')
+    const avUrl = await page.getByRole('link', { name: 'Open the age verification app on this device' }).getAttribute('href')
+    expect(avUrl).toStartWith('av://?')
+    expect(await axeViolations(page)).toEqual([])
+
+    // The phone: the app reads the request from the link and posts its answer in the clear to the response URI.
+    expect((await answerAvLink(avUrl!, avApp)).status).toBe(200)
+    const { validation } = await exchangeAtCallback(page, site('av-1'))
+    expect(validation).toMatchObject({ valid: true, age_verified: true, age_over: 18 })
   }, 30_000)
 
   test('the promise of issue 9: no camera, a digital ID, a passkey saved, then back on another device with it', async () => {

@@ -344,6 +344,14 @@ function shapes(hostile: Arbitrary<Piece>, strict: boolean): Shape[] {
       session: 'production',
       body: { type: 'form', fields: { state: mix(real('walletState')), vp_token: mix(vpTokens), error: fc.oneof(hostile, words('access_denied')), error_description: hostile } },
     },
+    // The EU age verification app's response URI (Annex A §A.5): the request's state in the path, `direct_post` in the clear.
+    {
+      name: 'POST /api/oid4vp/av/:state',
+      method: 'POST',
+      path: ['api', 'oid4vp', 'av', mix(edited('walletState'))],
+      session: 'production',
+      body: { type: 'form', fields: { vp_token: mix(fc.oneof(vpToken('proof_of_age', 'mdoc'), vpTokens)), response: hostile, error: fc.oneof(hostile, words('access_denied')), error_description: hostile } },
+    },
     { name: 'GET /healthz', method: 'GET', path: ['healthz'] },
     { name: 'GET /readyz', method: 'GET', path: ['readyz'] },
     { name: 'GET /metrics', method: 'GET', path: ['metrics'], headers: { authorization: mix(real('metricsToken').map((token) => ({ concat: ['Bearer ', token] }))) } },

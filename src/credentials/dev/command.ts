@@ -6,7 +6,7 @@ import type { DevWallet } from './wallet.ts'
 
 export const DEV_USAGE = `dev issuer init --dir DIR               a test issuer; DIR/trust-list.pem is its root
   dev issuer issue --dir DIR --age N --wallet FILE [--format sd-jwt|av|mdl]
-  dev wallet present --wallet FILE 'openid4vp://…' [--decline]`
+  dev wallet present --wallet FILE 'openid4vp://…'|'av://…' [--decline]`
 
 type Io = { out(text: string): void; err(text: string): void }
 

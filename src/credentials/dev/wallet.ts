@@ -36,6 +36,19 @@ export type AnswerBinding = ({ clientId: string; responseUri: string } | { origi
   jwkThumbprint?: Uint8Array
 }
 
+/**
+ * Reads an `av://` link, the EU age verification app's request (Annex A §A.5): everything is in the link,
+ * unsigned; the client id must be `redirect_uri:` and the response URI, where the answer goes in the clear.
+ */
+export function readAvAppRequest(walletUrl: string): Omit<RequestObject, 'state'> & { state?: string } {
+  const link = new URL(walletUrl)
+  const parameter = (name: string) => link.searchParams.get(name) ?? undefined
+  const [clientId, responseUri, nonce, dcql] = [parameter('client_id'), parameter('response_uri'), parameter('nonce'), parameter('dcql_query')]
+  if (link.protocol !== 'av:' || !responseUri || clientId !== `redirect_uri:${responseUri}` || !nonce || !dcql) throw new Error('the link is not an av:// request of Annex A §A.5')
+  if (parameter('response_mode') !== 'direct_post') throw new Error(`response mode ${parameter('response_mode')} is not the profile's direct_post`)
+  return { client_id: clientId, response_uri: responseUri, response_mode: 'direct_post', nonce, state: parameter('state'), dcql_query: JSON.parse(dcql) }
+}
+
 /** Reads `openid4vp://?client_id=…&request_uri=…`, fetches the request and checks who signed it. */
 export async function fetchRequest(walletUrl: string, fetcher: typeof fetch = fetch, now = new Date()): Promise<RequestObject> {
   const link = new URL(walletUrl)
@@ -109,32 +122,33 @@ async function presentSdJwt(credential: string, holderKey: JWK, options: { thres
  * The verifier's encryption key of a `direct_post.jwt` request (OpenID4VP 1.0 §8.3): the first key of
  * `client_metadata.jwks` for ECDH-ES, and the content encryption it names first.
  */
-function encryptionKeyOf(request: RequestObject): { key: JWK; enc: string } {
+function encryptionKeyOf(request: Pick<RequestObject, 'client_metadata'>): { key: JWK; enc: string } {
   const key = request.client_metadata?.jwks?.keys?.find((candidate) => candidate.alg === 'ECDH-ES' || candidate.use === 'enc')
   if (!key) throw new Error('the request asks for an encrypted answer but names no encryption key')
   return { key, enc: request.client_metadata?.encrypted_response_enc_values_supported?.[0] ?? 'A128GCM' }
 }
 
-/** Answers a wallet link end to end, as a phone would after the QR code was scanned. */
+/** Answers a wallet link (`openid4vp://` or `av://`) end to end, as a phone would after the QR code was scanned. */
 export async function presentToVerifier(wallet: DevWallet, walletUrl: string, options: { now?: Date; fetcher?: typeof fetch; decline?: boolean } = {}) {
   const fetcher = options.fetcher ?? fetch
   const now = options.now ?? new Date()
-  const request = await fetchRequest(walletUrl, fetcher, now)
+  const request = walletUrl.startsWith('av:') ? readAvAppRequest(walletUrl) : await fetchRequest(walletUrl, fetcher, now)
   if (request.response_mode !== 'direct_post' && request.response_mode !== 'direct_post.jwt') {
     throw new Error(`response mode ${request.response_mode} is not supported by the test wallet`)
   }
   const encryption = request.response_mode === 'direct_post.jwt' ? encryptionKeyOf(request) : undefined
   const jwkThumbprint = encryption && base64url.decode(await calculateJwkThumbprint(encryption.key, 'sha256'))
+  const state: Record<string, string> = request.state === undefined ? {} : { state: request.state }
   const fields: Record<string, string> = options.decline
-    ? { error: 'access_denied', state: request.state }
+    ? { error: 'access_denied', ...state }
     : {
         vp_token: JSON.stringify(await answerRequest(wallet, request, { clientId: request.client_id, responseUri: request.response_uri, jwkThumbprint }, now)),
-        state: request.state,
+        ...state,
       }
   let body = new URLSearchParams(fields)
   if (encryption) {
     // §8.3.1: the whole answer, state included, is the JWE's payload; the form carries only `response`.
-    const payload = options.decline ? fields : { vp_token: JSON.parse(fields.vp_token!), state: request.state }
+    const payload = options.decline ? fields : { vp_token: JSON.parse(fields.vp_token!), ...state }
     const jwe = await new CompactEncrypt(new TextEncoder().encode(JSON.stringify(payload)))
       .setProtectedHeader({ alg: 'ECDH-ES', enc: encryption.enc, ...(encryption.key.kid ? { kid: encryption.key.kid } : {}) })
       .encrypt(await importJWK(encryption.key, 'ECDH-ES'))

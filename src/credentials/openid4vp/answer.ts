@@ -1,6 +1,6 @@
 import type { JWK } from 'jose'
 import type { PresentationResult } from '../presentation.ts'
-import { CREDENTIAL_QUERIES, isCredentialQueryId } from '../queries.ts'
+import { AGE_QUERY_IDS, CREDENTIAL_QUERIES, isCredentialQueryId, type CredentialQueryId } from '../queries.ts'
 import { verifySdJwtAgePresentation } from '../sd-jwt-vc/verify.ts'
 import type { Revocation } from '../status/revocation.ts'
 import type { TrustList } from '../trust/trust-list.ts'
@@ -14,7 +14,8 @@ import { responseKeyThumbprint } from './response-encryption-key.ts'
 
 /**
  * Where and how the answer came back, by response mode: what the presentation must be bound to.
- * Cross-device (`direct_post`, `direct_post.jwt`): our client id and response URI. Digital Credentials API
+ * Cross-device (`direct_post`, `direct_post.jwt`): the request's client id and response URI (our `x509_hash`
+ * id, or `redirect_uri:` and the response URI for the `av://` request). Digital Credentials API
  * (`dc_api`, `dc_api.jwt`): the page's origin, whether the request was signed or not (Appendix A.4). The
  * encrypted modes add the public key the answer was encrypted to, which an mdoc's transcript names.
  * `responseMode` may be left out for the two unencrypted modes (the shape says which).
@@ -33,6 +34,11 @@ export type AnswerCheck = {
   binding: AnswerBinding
   /** Status lists and CRLs, checked last (status/revocation.ts). */
   revocation: Revocation
+  /**
+   * The credential query ids the request asked under (`ageQuery`'s by default): an answer under any other id
+   * answers nothing we asked, and is malformed. The `av://` request asks under `proof_of_age` alone.
+   */
+  queries?: readonly CredentialQueryId[]
 }
 
 /**
@@ -46,7 +52,8 @@ export async function verifyAgeAnswer(vpToken: unknown, check: AnswerCheck): Pro
   if (entries.length !== 1) return { valid: false, failure: 'malformed' }
   const [id, presentations] = entries[0]!
   const presentation = Array.isArray(presentations) && presentations.length === 1 ? presentations[0] : undefined
-  if (!isCredentialQueryId(id) || typeof presentation !== 'string') return { valid: false, failure: 'malformed' }
+  const asked: readonly string[] = check.queries ?? AGE_QUERY_IDS
+  if (!isCredentialQueryId(id) || !asked.includes(id) || typeof presentation !== 'string') return { valid: false, failure: 'malformed' }
   const now = Math.floor(check.now.getTime() / 1000)
   const query = CREDENTIAL_QUERIES[id]
   const { binding } = check

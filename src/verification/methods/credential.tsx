@@ -7,8 +7,9 @@ import { ScriptOutcome } from './script-outcome.tsx'
 
 /**
  * A digital age credential (method class `age_only`): an ID wallet shares one signed statement, "at least
- * N years old", over OpenID4VP, by QR code from another device or through the browser's Digital
- * Credentials API on this one. The wallet's answer is verified where it arrives (credential-routes.tsx);
+ * N years old", over OpenID4VP, by QR code from another device (an `openid4vp://` request for HAIP wallets,
+ * and an `av://` one for the EU age verification app) or through the browser's Digital Credentials API on
+ * this one. The wallet's answer is verified where it arrives (credential-routes.tsx);
  * this form only redeems that answer for the session, once.
  */
 export function createCredentialMethod(deps: Pick<AppDeps, 'db' | 'clock'>): VerificationMethod {
@@ -36,13 +37,26 @@ export function createCredentialMethod(deps: Pick<AppDeps, 'db' | 'clock'>): Ver
           </p>
           <input type="hidden" name="csrf" value={csrfToken} />
           <input type="hidden" name="request" value="" data-request />
+          {/* Two requests for one answer: each QR code says which app it is for; the `av://` one shows only when offered. */}
           <div class="wallet" data-wallet hidden>
-            <div class="qr" data-qr></div>
-            <p>
-              <a data-wallet-link href="#" safe>
-                {t.credential.openWallet}
-              </a>
-            </p>
+            <div class="wallet-app">
+              <h4 safe>{t.credential.idWalletTitle}</h4>
+              <div class="qr" data-qr></div>
+              <p>
+                <a data-wallet-link href="#" safe>
+                  {t.credential.openWallet}
+                </a>
+              </p>
+            </div>
+            <div class="wallet-app" data-av-app hidden>
+              <h4 safe>{t.credential.avAppTitle}</h4>
+              <div class="qr" data-av-qr></div>
+              <p>
+                <a data-av-link href="#" safe>
+                  {t.credential.openAvApp}
+                </a>
+              </p>
+            </div>
           </div>
           <ScriptOutcome />
           <noscript>
