@@ -59,6 +59,49 @@ export class OAuthError extends Error {
   }
 }
 
+/**
+ * Why a rule of a client's settings (its registry entry, webhook endpoints, gate) refused a change: a closed
+ * set that the dashboard and the CLI switch on, never the message's text, which may be reworded (issue 33).
+ */
+export type RuleProblem =
+  | 'name_empty'
+  | 'client_unknown'
+  | 'url_invalid'
+  | 'url_cleartext'
+  | 'redirect_uri_required'
+  | 'redirect_uri_last'
+  | 'redirect_uri_of_gate'
+  | 'redirect_uris_too_many'
+  | 'secret_overlap_range'
+  | 'min_age_range'
+  | 'limit_range'
+  | 'face_buffer_range'
+  | 'face_buffer_under_floor'
+  | 'webhook_url_internal'
+  | 'webhook_event_unknown'
+  | 'webhook_endpoint_known'
+  | 'webhook_endpoints_full'
+  | 'gate_host_invalid'
+  | 'gate_age_range'
+  | 'gate_age_under_min_age'
+  | 'gate_ttl_range'
+
+/** A rule's refusal: `invalid_request` (400) to the API, with the rule's {@link RuleProblem} for those who show it. */
+export class RuleError extends OAuthError {
+  constructor(
+    readonly problem: RuleProblem,
+    description: string,
+  ) {
+    super('invalid_request', description)
+    this.name = 'RuleError'
+  }
+}
+
+/** The problem code of a rule's refusal, or undefined for any other error. */
+export function ruleProblem(error: unknown): RuleProblem | undefined {
+  return error instanceof RuleError ? error.problem : undefined
+}
+
 /** The body of every 500: generic on purpose, the cause goes to the log only. */
 export const serverError = new OAuthError('server_error', 'The server could not complete the request. Try again later.')
 

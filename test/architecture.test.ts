@@ -60,3 +60,20 @@ describe('the layout of src/ (STYLE.md)', () => {
     }
   })
 })
+
+describe("what a route reads of an error (issue 33: a reworded message silently broke a form)", () => {
+  /** Reading a caught error's text: `.description` or `.message` followed by a string test. */
+  const READS_TEXT = /\.(description|message)\s*\.\s*(startsWith|includes|endsWith|match|indexOf)\s*\(|\.(description|message)\s*===?\s*['"`]/
+
+  test('the pattern finds what it is for', () => {
+    expect(READS_TEXT.test("error.description.startsWith('face_buffer')")).toBe(true)
+    expect(READS_TEXT.test("error.description.includes('already has')")).toBe(true)
+    expect(READS_TEXT.test("ruleProblem(error) === 'webhook_endpoint_known'")).toBe(false)
+  })
+
+  test('no route, page or command of src/ switches on an error message: they switch on its code (RuleError.problem, OAuthError.code)', () => {
+    const files = readdirSync(SRC, { recursive: true, encoding: 'utf8' }).filter((file) => /\.tsx?$/.test(file) && !file.endsWith('.d.ts'))
+    const offenders = files.filter((file) => READS_TEXT.test(readFileSync(join(SRC, file), 'utf8')))
+    expect(offenders).toEqual([])
+  })
+})

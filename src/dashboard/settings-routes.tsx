@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia'
 import { DEMO_CLIENT_ID } from '../demo/demo-client.ts'
 import type { AppDeps } from '../deps.ts'
-import { OAuthError } from '../errors.ts'
+import { OAuthError, ruleProblem } from '../errors.ts'
 import { clientMethods } from '../oauth/client-methods.ts'
 import { findClient, MAX_REDIRECT_URIS, rotateClientSecret, updateClient, type Client, type ClientChanges } from '../oauth/clients.ts'
 import { peerAddress } from '../ratelimit/peer.ts'
@@ -80,9 +80,10 @@ export function settingsRoutes(deps: AppDeps, context: DashboardContext) {
     try {
       await updateClient(deps.db, session.client.id, changes, { deploymentFaceBuffer: deps.config.face.buffer })
     } catch (error) {
-      if (error instanceof OAuthError && error.code === 'invalid_request') {
+      const refused = ruleProblem(error)
+      if (refused) {
         // A minimum age lowered under what the client's own face buffer covers (clients.ts checkFaceBufferFloor).
-        const underBuffer = changes.minAge !== undefined && error.description.startsWith('face_buffer')
+        const underBuffer = refused === 'face_buffer_under_floor' && changes.minAge !== undefined
         return render(set, view, session, { problem: underBuffer ? { ...problem, message: dashboardLanguages[view.lang].settingsProblems.minAgeUnderBuffer } : problem })
       }
       throw error

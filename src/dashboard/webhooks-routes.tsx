@@ -1,9 +1,9 @@
 import { Elysia, t } from 'elysia'
 import type { AppDeps } from '../deps.ts'
-import { OAuthError } from '../errors.ts'
+import { OAuthError, ruleProblem, type RuleProblem } from '../errors.ts'
 import { dashboardLanguages } from '../i18n/languages.ts'
 import { constantTimeEqual } from '../lib/crypto.ts'
-import { isCleartextUrl, readHttpUrl } from '../lib/http-url.ts'
+import type { DashboardMessages } from '../i18n/dashboard-messages.ts'
 import type { Cookies } from '../web/cookies.ts'
 import { LangQuery, readForm } from '../web/forms.ts'
 import type { ResponseSet } from '../web/headers.ts'
@@ -11,7 +11,6 @@ import { decodeDeliveryCursor, encodeDeliveryCursor, findClientDelivery, listEnd
 import {
   addWebhookEndpoint,
   findClientEndpoint,
-  isInternalWebhookUrl,
   listWebhookEndpoints,
   MAX_WEBHOOK_ENDPOINTS,
   removeWebhookEndpoint,
@@ -96,23 +95,6 @@ export function webhooksRoutes(deps: AppDeps, context: DashboardContext) {
     return endpoint
   }
 
-  /** Why a URL cannot be added for this client, in the user's words, or undefined when the service may try it. */
-  function refuseUrl(session: SignedIn, view: View, value: string, endpoints: WebhookEndpoint[]): string | undefined {
-    const problems = dashboardLanguages[view.lang].webhooksPage.problems
-    let url: URL
-    try {
-      url = readHttpUrl('a webhook URL', value)
-    } catch {
-      return problems.url
-    }
-    if (isCleartextUrl(url) && !session.client.sandbox) return problems.https
-    if (url.protocol === 'http:' && deps.config.production) return problems.https
-    if (isInternalWebhookUrl(url, deps.config.outbound)) return problems.internal
-    if (endpoints.some((endpoint) => endpoint.url === url.href)) return problems.known
-    if (endpoints.length >= MAX_WEBHOOK_ENDPOINTS) return problems.tooMany(MAX_WEBHOOK_ENDPOINTS)
-    return undefined
-  }
-
   return new Elysia({ name: 'dashboard-webhooks-routes' })
     .get(
       '/dashboard/webhooks',
@@ -143,15 +125,13 @@ export function webhooksRoutes(deps: AppDeps, context: DashboardContext) {
         const events = eventTypes.filter((type) => fields[`event_${type}`] === 'on')
         const refuse = (message: string) => renderList(set, view, session, { problem: { message, url: body.url, events } })
         if (events.length === 0) return refuse(problems.events)
-        const refused = refuseUrl(session, view, body.url, await listWebhookEndpoints(deps.db, session.client.id))
-        if (refused) return refuse(refused)
         let endpoint: WebhookEndpoint
         try {
           endpoint = await addWebhookEndpoint(deps, session.client.id, { url: body.url, events })
         } catch (error) {
-          // Another add of the same URL, or the last free place, taken between the check above and now.
-          if (error instanceof OAuthError && error.code === 'invalid_request') return refuse(error.description.includes('already has') ? problems.known : problems.tooMany(MAX_WEBHOOK_ENDPOINTS))
-          throw error
+          const refused = ruleProblem(error)
+          if (!refused) throw error
+          return refuse(webhookProblem(problems, refused))
         }
         // Never the URL (it may carry the receiver's own token) and never the secret.
         deps.log.info('webhook_endpoint_added', { client_id: session.client.id, user_id: session.user.id, endpoint_id: endpoint.id })
@@ -200,4 +180,22 @@ export function webhooksRoutes(deps: AppDeps, context: DashboardContext) {
       },
       { ...form, body: DeliveryForm, query: LangQuery, ...hidden },
     )
+}
+
+/** What the page says of a rule's refusal of a new endpoint (src/webhooks/endpoints.ts), by its code. */
+function webhookProblem(problems: DashboardMessages['webhooksPage']['problems'], problem: RuleProblem): string {
+  switch (problem) {
+    case 'url_cleartext':
+      return problems.https
+    case 'webhook_url_internal':
+      return problems.internal
+    case 'webhook_endpoint_known':
+      return problems.known
+    case 'webhook_endpoints_full':
+      return problems.tooMany(MAX_WEBHOOK_ENDPOINTS)
+    case 'webhook_event_unknown':
+      return problems.events
+    default:
+      return problems.url
+  }
 }

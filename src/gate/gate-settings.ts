@@ -1,7 +1,7 @@
 import { and, eq, inArray } from 'drizzle-orm'
 import type { Database, Executor } from '../db/client.ts'
 import { clients, gateHosts } from '../db/schema.ts'
-import { OAuthError } from '../errors.ts'
+import { RuleError } from '../errors.ts'
 import type { Clock } from '../lib/clock.ts'
 import { writeDuration } from '../lib/duration.ts'
 import { readHttpUrl, refuseCleartextUrl } from '../lib/http-url.ts'
@@ -38,7 +38,7 @@ export async function readGateSettings(db: Executor, client: Client): Promise<Ga
 export function readGateOrigin(input: string): string {
   const text = input.trim().replace(/\/$/, '')
   const url = readHttpUrl('a gate host', /^https?:\/\//i.test(text) ? text : `https://${text}`)
-  if (url.pathname !== '/' || url.search || text.includes('?')) throw new OAuthError('invalid_request', `a gate host is a host name or an origin, without a path or query: ${input}`)
+  if (url.pathname !== '/' || url.search || text.includes('?')) throw new RuleError('gate_host_invalid', `a gate host is a host name or an origin, without a path or query: ${input}`)
   return url.origin
 }
 
@@ -51,18 +51,18 @@ export async function updateGate(deps: { db: Database; clock: Clock }, clientId:
   const added = [...new Set((changes.addHosts ?? []).map(readGateOrigin))]
   const removed = new Set((changes.removeHosts ?? []).map(readGateOrigin))
   if (changes.age != null && !(Number.isInteger(changes.age) && changes.age >= 1 && changes.age <= 99)) {
-    throw new OAuthError('invalid_request', 'gate age must be an integer from 1 to 99')
+    throw new RuleError('gate_age_range', 'gate age must be an integer from 1 to 99')
   }
   const ttl = changes.ttlSeconds
   if (ttl !== undefined && !(Number.isInteger(ttl) && ttl >= GATE_TTL_RANGE.min && ttl <= GATE_TTL_RANGE.max)) {
-    throw new OAuthError('invalid_request', 'gate cookie lifetime must be from 1 minute (60) to 400 days (400d)')
+    throw new RuleError('gate_ttl_range', 'gate cookie lifetime must be from 1 minute (60) to 400 days (400d)')
   }
   return deps.db.transaction(async (tx) => {
     const [client] = await tx.select().from(clients).where(eq(clients.id, clientId)).for('update')
     if (!client) return undefined
     const age = changes.age === undefined ? client.gateAge : changes.age
     if (age !== null && client.minAge !== null && age < client.minAge) {
-      throw new OAuthError('invalid_request', `gate age ${age} is under this client's minimum age of ${client.minAge}`)
+      throw new RuleError('gate_age_under_min_age', `gate age ${age} is under this client's minimum age of ${client.minAge}`)
     }
     for (const origin of added) refuseCleartextUrl('a gate host', new URL(origin), client.sandbox)
     // Another client's claim of the same origin is no obstacle and no concern: the proxy's configuration
@@ -77,8 +77,8 @@ export async function updateGate(deps: { db: Database; clock: Clock }, clientId:
     if (removed.size) await tx.delete(gateHosts).where(and(eq(gateHosts.clientId, client.id), inArray(gateHosts.origin, [...removed])))
     const gone = new Set([...removed].map(gateCallbackUri))
     const redirectUris = [...new Set([...client.redirectUris, ...fresh.map(gateCallbackUri)])].filter((uri) => !gone.has(uri))
-    if (redirectUris.length === 0) throw new OAuthError('invalid_request', 'a client must keep at least one redirect URI: add another before removing its last gate host')
-    if (redirectUris.length > MAX_REDIRECT_URIS) throw new OAuthError('invalid_request', `a client has at most ${MAX_REDIRECT_URIS} redirect URIs, gate hosts' included`)
+    if (redirectUris.length === 0) throw new RuleError('redirect_uri_last', 'a client must keep at least one redirect URI: add another before removing its last gate host')
+    if (redirectUris.length > MAX_REDIRECT_URIS) throw new RuleError('redirect_uris_too_many', `a client has at most ${MAX_REDIRECT_URIS} redirect URIs, gate hosts' included`)
     const [updated] = await tx
       .update(clients)
       .set({ redirectUris, gateAge: age, ...(ttl !== undefined && { gateTtlSeconds: ttl }) })

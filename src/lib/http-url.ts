@@ -1,4 +1,4 @@
-import { OAuthError } from '../errors.ts'
+import { RuleError } from '../errors.ts'
 
 /**
  * An absolute http(s) URL without credentials or fragment, parsed: the rules for any address the service
@@ -7,12 +7,12 @@ import { OAuthError } from '../errors.ts'
 export function readHttpUrl(label: string, url: string): URL {
   const parsed = URL.canParse(url) ? new URL(url) : undefined
   if (!parsed || (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')) {
-    throw new OAuthError('invalid_request', `${label} must be an absolute http(s) URL: ${url}`)
+    throw new RuleError('url_invalid', `${label} must be an absolute http(s) URL: ${url}`)
   }
   // The parser drops tabs and newlines and trims spaces; a stored address is compared and shown as given.
-  if (/[\u0000-\u0020\u007f]/.test(url)) throw new OAuthError('invalid_request', `${label} must not contain spaces or control characters: ${JSON.stringify(url)}`)
-  if (url.includes('#')) throw new OAuthError('invalid_request', `${label} must not contain a fragment: ${url}`)
-  if (parsed.username || parsed.password) throw new OAuthError('invalid_request', `${label} must not contain credentials: ${url}`)
+  if (/[\u0000-\u0020\u007f]/.test(url)) throw new RuleError('url_invalid', `${label} must not contain spaces or control characters: ${JSON.stringify(url)}`)
+  if (url.includes('#')) throw new RuleError('url_invalid', `${label} must not contain a fragment: ${url}`)
+  if (parsed.username || parsed.password) throw new RuleError('url_invalid', `${label} must not contain credentials: ${url}`)
   return parsed
 }
 
@@ -35,8 +35,8 @@ export function isCleartextUrl(url: string | URL): boolean {
  */
 export function refuseCleartextUrl(label: string, url: URL, sandbox: boolean): void {
   if (sandbox || !isCleartextUrl(url)) return
-  throw new OAuthError(
-    'invalid_request',
+  throw new RuleError(
+    'url_cleartext',
     `${label} must use https for a live client: over plain http the authorization code and the visitor could be read or changed on the way (RFC 9700 §2.6). ` +
       `Only loopback addresses (http://127.0.0.1, http://[::1], http://localhost, any port) and sandbox clients may use http: ${url.href}`,
   )

@@ -1,7 +1,7 @@
 import { asc, eq, sql } from 'drizzle-orm'
 import type { Database, Executor } from '../db/client.ts'
 import { clients, gateHosts, type ClientStatus } from '../db/schema.ts'
-import { OAuthError } from '../errors.ts'
+import { OAuthError, RuleError } from '../errors.ts'
 import { constantTimeEqual, hmacHex, randomToken, sha256Hex } from '../lib/crypto.ts'
 import { isCleartextUrl, readHttpUrl, refuseCleartextUrl } from '../lib/http-url.ts'
 import type { Limit } from '../config.ts'
@@ -74,8 +74,8 @@ export function cleartextAddresses(client: Pick<Client, 'sandbox' | 'redirectUri
 /** Creates a client and returns it with its secret, which is shown this once and stored only hashed. */
 export async function createClient(deps: ClientDeps & ClientRules, input: NewClient): Promise<{ client: Client; secret: string }> {
   const name = input.name.trim()
-  if (!name) throw new OAuthError('invalid_request', 'name must not be empty')
-  if (input.redirectUris.length === 0) throw new OAuthError('invalid_request', 'at least one redirect URI is required')
+  if (!name) throw new RuleError('name_empty', 'name must not be empty')
+  if (input.redirectUris.length === 0) throw new RuleError('redirect_uri_required', 'at least one redirect URI is required')
   const sandbox = input.sandbox ?? false
   input.redirectUris.forEach((uri) => refuseCleartextUrl('a redirect URI', readHttpUrl('redirect URI', uri), sandbox))
   checkRedirectUriCount(new Set(input.redirectUris).size)
@@ -155,7 +155,7 @@ export type ClientChanges = {
 export async function updateClient(db: Database, clientId: string, changes: ClientChanges, rules: ClientRules = {}): Promise<Client | undefined> {
   if (!isClientIdShape(clientId)) return undefined
   const name = changes.name?.trim()
-  if (name === '') throw new OAuthError('invalid_request', 'name must not be empty')
+  if (name === '') throw new RuleError('name_empty', 'name must not be empty')
   changes.addRedirectUris?.forEach(checkRedirectUri)
   checkMinAge(changes.minAge)
   checkLimit(changes.verificationLimit)
@@ -179,7 +179,7 @@ export async function updateClient(db: Database, clientId: string, changes: Clie
     if (homeUrl && homeUrl !== client.homeUrl) refuseCleartextUrl('the home URL', new URL(homeUrl), client.sandbox)
     const removed = new Set(changes.removeRedirectUris ?? [])
     const redirectUris = [...new Set([...client.redirectUris, ...(changes.addRedirectUris ?? [])])].filter((u) => !removed.has(u))
-    if (redirectUris.length === 0) throw new OAuthError('invalid_request', 'a client must keep at least one redirect URI')
+    if (redirectUris.length === 0) throw new RuleError('redirect_uri_last', 'a client must keep at least one redirect URI')
     if (redirectUris.length > client.redirectUris.length) checkRedirectUriCount(redirectUris.length)
     const [updated] = await tx
       .update(clients)
@@ -206,7 +206,7 @@ async function refuseRemovingGateCallbacks(tx: Executor, clientId: string, uris:
   if (uris.length === 0) return
   const gated = await tx.select({ origin: gateHosts.origin }).from(gateHosts).where(eq(gateHosts.clientId, clientId))
   const callback = uris.find((uri) => gated.some(({ origin }) => uri === `${origin}/.ofage/callback`))
-  if (callback) throw new OAuthError('invalid_request', `${callback} is the callback of a gated host: remove the gate host instead`)
+  if (callback) throw new RuleError('redirect_uri_of_gate', `${callback} is the callback of a gated host: remove the gate host instead`)
 }
 
 /**
@@ -229,7 +229,7 @@ export const MAX_SECRET_OVERLAP_SECONDS = 30 * 24 * 3600
 export async function rotateClientSecret(deps: ClientDeps, clientId: string, options: { overlapSeconds?: number } = {}): Promise<{ client: Client; secret: string } | undefined> {
   const overlap = options.overlapSeconds ?? 0
   if (!Number.isInteger(overlap) || overlap < 0 || overlap > MAX_SECRET_OVERLAP_SECONDS) {
-    throw new OAuthError('invalid_request', `the overlap must be whole seconds from 0 to ${MAX_SECRET_OVERLAP_SECONDS} (30 days)`)
+    throw new RuleError('secret_overlap_range', `the overlap must be whole seconds from 0 to ${MAX_SECRET_OVERLAP_SECONDS} (30 days)`)
   }
   const secret = randomToken(32)
   const now = deps.clock.now()
@@ -349,7 +349,7 @@ function hashSecret(keys: ServerKeys, secret: string): string {
 export const MAX_REDIRECT_URIS = 50
 
 function checkRedirectUriCount(count: number): void {
-  if (count > MAX_REDIRECT_URIS) throw new OAuthError('invalid_request', `a client has at most ${MAX_REDIRECT_URIS} redirect URIs`)
+  if (count > MAX_REDIRECT_URIS) throw new RuleError('redirect_uris_too_many', `a client has at most ${MAX_REDIRECT_URIS} redirect URIs`)
 }
 
 /** RFC 6749 §3.1.2: an absolute URI without a fragment; compared later as an exact string. */
@@ -368,19 +368,19 @@ function readHomeUrl(url: string | null | undefined): string | null | undefined 
 
 function checkMinAge(minAge: number | null | undefined): void {
   if (minAge != null && !(Number.isInteger(minAge) && minAge >= 1 && minAge <= 99)) {
-    throw new OAuthError('invalid_request', 'min_age must be an integer from 1 to 99')
+    throw new RuleError('min_age_range', 'min_age must be an integer from 1 to 99')
   }
 }
 
 function checkLimit(limit: number | null | undefined): void {
   if (limit != null && !(Number.isInteger(limit) && limit >= 0)) {
-    throw new OAuthError('invalid_request', 'verification_limit must be a whole number of verifications, or none')
+    throw new RuleError('limit_range', 'verification_limit must be a whole number of verifications, or none')
   }
 }
 
 function checkFaceBuffer(buffer: number | null | undefined): void {
   if (buffer != null && !(Number.isInteger(buffer) && buffer >= 0 && buffer <= 30)) {
-    throw new OAuthError('invalid_request', 'face_buffer must be a whole number of years from 0 to 30, or none')
+    throw new RuleError('face_buffer_range', 'face_buffer must be a whole number of years from 0 to 30, or none')
   }
 }
 
@@ -393,8 +393,8 @@ function checkFaceBufferFloor(buffer: number | null, minAge: number | null, depl
   const least = minimumClientFaceBuffer(minAge, deploymentBuffer)
   if (buffer >= least.years) return
   const range = minAge === null ? 'without a minimum age it may ask for any age from 1 (set min_age to narrow that)' : `its minimum age is ${minAge}`
-  throw new OAuthError(
-    'invalid_request',
+  throw new RuleError(
+    'face_buffer_under_floor',
     `face_buffer ${buffer} is under the default of ${least.years} years for age ${least.threshold}, which this client may ask for (${range}): a client may only raise it`,
   )
 }

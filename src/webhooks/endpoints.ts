@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, isNotNull, isNull } from 'drizzle-orm'
 import type { Database } from '../db/client.ts'
 import { clients, webhookDeliveries, webhookEndpoints } from '../db/schema.ts'
-import { OAuthError } from '../errors.ts'
+import { RuleError } from '../errors.ts'
 import type { Clock } from '../lib/clock.ts'
 import { randomToken } from '../lib/crypto.ts'
 import { knownAddresses, refuseAddress, type AddressPolicy } from '../lib/address-policy.ts'
@@ -25,18 +25,18 @@ export const MAX_WEBHOOK_ENDPOINTS = 10
  */
 export async function addWebhookEndpoint(deps: EndpointDeps, clientId: string, input: { url: string; events?: string[] }): Promise<WebhookEndpoint> {
   const client = await findClient(deps.db, clientId)
-  if (!client) throw new OAuthError('invalid_request', `no client ${clientId}`)
+  if (!client) throw new RuleError('client_unknown', `no client ${clientId}`)
   const url = readHttpUrl('a webhook URL', input.url)
-  if (deps.config.production && url.protocol !== 'https:') throw new OAuthError('invalid_request', 'a webhook URL must be https in production')
+  if (deps.config.production && url.protocol !== 'https:') throw new RuleError('url_cleartext', 'a webhook URL must be https in production')
   if (!client.sandbox && isCleartextUrl(url)) {
-    throw new OAuthError('invalid_request', `a webhook URL must use https for a live client (only loopback addresses and sandbox clients may use http): ${url.href}`)
+    throw new RuleError('url_cleartext', `a webhook URL must use https for a live client (only loopback addresses and sandbox clients may use http): ${url.href}`)
   }
   if (isInternalWebhookUrl(url, deps.config.outbound)) {
-    throw new OAuthError('invalid_request', `a webhook URL's host may not be a private, loopback or reserved address, which webhooks are not sent to (${url.hostname}); an internal receiver's address is named in OUTBOUND_ALLOWED_NETWORKS`)
+    throw new RuleError('webhook_url_internal', `a webhook URL's host may not be a private, loopback or reserved address, which webhooks are not sent to (${url.hostname}); an internal receiver's address is named in OUTBOUND_ALLOWED_NETWORKS`)
   }
   const events = input.events?.length ? [...new Set(input.events)] : [...eventTypes]
   const unknown = events.filter((event) => !(eventTypes as readonly string[]).includes(event))
-  if (unknown.length) throw new OAuthError('invalid_request', `unknown event type ${unknown.join(', ')}; known: ${eventTypes.join(', ')}`)
+  if (unknown.length) throw new RuleError('webhook_event_unknown', `unknown event type ${unknown.join(', ')}; known: ${eventTypes.join(', ')}`)
   const secret = `whsec_${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64')}`
   return deps.db.transaction(async (tx) => {
     // One endpoint per client and URL (as the parser writes it): a second would send each event twice,
@@ -49,14 +49,14 @@ export async function addWebhookEndpoint(deps: EndpointDeps, clientId: string, i
       .from(webhookEndpoints)
       .where(and(eq(webhookEndpoints.clientId, clientId), eq(webhookEndpoints.url, url.href)))
     if (existing) {
-      throw new OAuthError(
-        'invalid_request',
+      throw new RuleError(
+        'webhook_endpoint_known',
         `client ${clientId} already has the webhook endpoint ${existing.id} for ${url.href}, with its own signing secret: ` +
           `to change its events or secret, remove it (webhooks remove ${existing.id}) and add it again`,
       )
     }
     const count = await tx.$count(webhookEndpoints, eq(webhookEndpoints.clientId, clientId))
-    if (count >= MAX_WEBHOOK_ENDPOINTS) throw new OAuthError('invalid_request', `client ${clientId} has ${count} webhook endpoints, the most a client may have: remove one first`)
+    if (count >= MAX_WEBHOOK_ENDPOINTS) throw new RuleError('webhook_endpoints_full', `client ${clientId} has ${count} webhook endpoints, the most a client may have: remove one first`)
     const [endpoint] = await tx
       .insert(webhookEndpoints)
       .values({ id: `we_${randomToken(12)}`, clientId, url: url.href, secret, events: events as EventType[], createdAt: deps.clock.now() })
