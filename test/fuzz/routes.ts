@@ -617,9 +617,14 @@ export function judge(request: Request, response: Response, text: string): strin
   const { pathname } = new URL(request.url)
   const status = response.status
   const type = response.headers.get('content-type') ?? ''
+  // What the router matched: the request's own text up to its query, where a fragment (never in a real
+  // request line, RFC 9112 §3.2, but a fuzzer sends one) is part of the path, and a trailing slash is the
+  // same route (`/metrics/`, `/gate/auth/`, `/.ofage/unavailable/`: seed 30 sent those).
+  const routed = request.url.slice(new URL(request.url).origin.length).split('?')[0]!
+  const route = routed.length > 1 ? routed.replace(/\/$/, '') : routed
   // The face check says "busy, come back" when its estimator is full: the one 5xx a route documents.
   // So does the gate's page for a proxy whose gate could not answer (docs/gate.md).
-  const busy = status === 503 && response.headers.has('retry-after') && (/^\/s\/[^/]+\/methods\/face$/.test(pathname) || pathname === '/.ofage/unavailable')
+  const busy = status === 503 && response.headers.has('retry-after') && (/^\/s\/[^/]+\/methods\/face$/.test(pathname) || route === '/.ofage/unavailable')
   if (status >= 500 && !busy) problems.push(`server_error: ${status}`)
   if (status === 429 && !response.headers.has('retry-after')) problems.push('no_retry_after: 429')
   // A 500 never says why (the log does): no source path or stack in any answer.
@@ -645,13 +650,11 @@ export function judge(request: Request, response: Response, text: string): strin
   if (type.startsWith('text/html') && !response.headers.has('content-security-policy')) problems.push('no_csp')
   // A page's error is the error page, or JSON for the page's own scripts; /metrics answers its scraper in
   // plain text, and only 401 or 404 (issue 19: it was the visitor's page about an unregistered site).
-  // The router serves `/metrics/` too. It routes on the request's own text, where a fragment (never in a real
-  // request line, RFC 9112 §3.2, but a fuzzer sends one) is part of the path: `/metrics#` is no route of ours.
-  const routed = request.url.slice(new URL(request.url).origin.length).split('?')[0]!
-  const metrics = /^\/metrics\/?$/.test(routed)
+  // `/metrics#` is no route of ours (see `route` above).
+  const metrics = route === '/metrics'
   const scraperError = metrics && (status === 401 || status === 404) && type.startsWith('text/plain')
   // The gate answers its proxy in plain text: 401 (not verified), 403 (no such host, suspended), or 302 to the check.
-  const gateAnswer = routed === '/gate/auth' && ([401, 403].includes(status) ? type.startsWith('text/plain') : status === 302 || status === 200)
+  const gateAnswer = route === '/gate/auth' && ([401, 403].includes(status) ? type.startsWith('text/plain') : status === 302 || status === 200)
   if (status >= 400 && !bodyless && !scraperError && !gateAnswer && !/^(text\/html|application\/json)/.test(type)) problems.push(`page_error_type: ${status} ${type}`)
   if (metrics && request.method === 'GET' && (status === 401 || status === 404) && /html/i.test(type)) problems.push(`html_for_scraper: ${status}`)
   if (!pageStatuses.has(status) && !busy && !gateAnswer) problems.push(`page_status: ${status}`)
