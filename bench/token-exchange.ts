@@ -126,7 +126,7 @@ async function bench(label: string, databaseUrl: string) {
     }))
 
     // 4. Baseline: the signature and claim checks alone with jose, no HTTP layer and no database.
-    const { publicKey } = deps.keys.signing
+    const { publicKey } = await deps.keys.signing.published()
     results.push(await measure('jose jwtVerify (local baseline)', N_VALIDATE, 1, (i) =>
       jwtVerify(token(i), publicKey, { algorithms: [ALGORITHM], issuer: config.issuerUrl, requiredClaims: ['iat', 'exp', 'sub', 'aud'] }),
     ))

@@ -47,6 +47,12 @@ export async function startServices(
     /** False: fail (ConfigError) rather than generate the signing key when the database holds none yet. */
     createSigningKey?: boolean
     /**
+     * True (the default) for a server, and for a test standing for one: its signing key must be the
+     * deployment's key in force (the first server puts its own in force), and it follows rotations. False
+     * for a CLI command that opens the database itself: it never signs, so it only reads the key in force.
+     */
+    serve?: boolean
+    /**
      * True for the server: the demo client follows this PUBLIC_URL. Otherwise (a CLI command opening the
      * database itself) it is only created when missing, never pointed at the shell's address.
      */
@@ -62,12 +68,15 @@ export async function startServices(
   const open = await openDatabase(config.database, { holder: options.holder ?? 'the ofage server', maxConnections })
   try {
     await migrateDatabase(open)
-    const keys = await loadServerKeys(open.db, config.signingKeyFile, clock.now(), { createSigningKey: options.createSigningKey })
+    const log = options.log ?? jsonLogger()
+    const serve = options.serve ?? true
+    const keys = await loadServerKeys(open.db, { signingKeyFile: config.signingKeyFile, clock, log, serve, createSigningKey: options.createSigningKey })
+    if (serve) await keys.signing.listen(open)
     const revocations = new RevocationCache()
     await revocations.listen(open)
     const gate = new GateDirectory(open.db, clock)
     await gate.listen(open)
-    const deps: AppDeps = { config, db: open.db, keys, clock, log: options.log ?? jsonLogger(), metrics: createMetrics(), gate, revocations, pickChallenge: options.pickChallenge }
+    const deps: AppDeps = { config, db: open.db, keys, clock, log, metrics: createMetrics(), gate, revocations, pickChallenge: options.pickChallenge }
     if (trustList && identity) {
       const verifier = identity.requestSigning ?? (await loadVerifierKey(open.db, { appUrl: config.appUrl }, clock.now()))
       const trust = createTrustStore(deps, { file: config.credentials!.trustListFile, production: config.production, initial: trustList })

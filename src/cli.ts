@@ -51,7 +51,7 @@ export async function runCli(argv: string[], config: Config, io: Io = consoleIo)
   let services
   try {
     // `keys show` never generates the signing key: it shows the one the server has, or says there is none.
-    services = await startServices(config, { holder: 'an ofage command', log: silentLogger, createSigningKey: command !== 'keys' })
+    services = await startServices(config, { holder: 'an ofage command', log: silentLogger, createSigningKey: command !== 'keys', serve: false })
   } catch (cause) {
     if (cause instanceof NoSigningKeyYetError) {
       io.err(`ofage: ${cause.message}`)
@@ -89,13 +89,16 @@ async function withServerAppUrl(services: Services, command: string, io: Io): Pr
 }
 
 /**
- * The command line with `--logo FILE` as an absolute path: the server reads the file, from wherever it was
- * started, on behalf of a command typed here.
+ * The command line with `--logo FILE` and `--file PATH` as absolute paths: the server reads the file, from
+ * wherever it was started, on behalf of a command typed here.
  */
 export function withAbsoluteFiles(argv: string[]): string[] {
   return argv.map((arg, i) => {
-    if (arg.startsWith('--logo=') && arg !== '--logo=none') return `--logo=${resolve(arg.slice('--logo='.length))}`
-    return argv[i - 1] === '--logo' && arg !== 'none' ? resolve(arg) : arg
+    for (const option of ['--logo', '--file']) {
+      if (arg.startsWith(`${option}=`) && arg !== `${option}=none`) return `${option}=${resolve(arg.slice(option.length + 1))}`
+      if (argv[i - 1] === option && arg !== 'none') return resolve(arg)
+    }
+    return arg
   })
 }
 

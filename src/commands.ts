@@ -43,8 +43,12 @@ Usage: ofage [command] [--json]
   audit list --client ID [--since DATE] [--limit N]   newest first (default 50)
   usage CLIENT_ID [--period day|month|all] [--start-date D] [--end-date D]
   ${USERS_USAGE}
-  keys show                               the key the server publishes, and where it comes from
-                                          (never generates one)
+  keys show                               the key in force (every instance signs with it and publishes
+                                          it), where it comes from, and whether the running instances agree
+  keys rotate [--file PATH] [--leaked]    a new key for every instance at once: generated and kept in the
+                                          database, or the one every SIGNING_KEY_FILE already holds (PATH);
+                                          the old key is still accepted by validation for 630 s, unless
+                                          --leaked (docs/deploy.md, Keys)
   ${WEBHOOKS_USAGE}
   ${TRUST_USAGE}
   ${EVAL_USAGE}
@@ -77,6 +81,8 @@ export const options = {
   'require-par': { type: 'string' },
   force: { type: 'boolean' },
   overlap: { type: 'string' },
+  file: { type: 'string' },
+  leaked: { type: 'boolean' },
   'gate-host': { type: 'string', multiple: true },
   'remove-gate-host': { type: 'string', multiple: true },
   'gate-age': { type: 'string' },
@@ -181,7 +187,7 @@ async function dispatch(services: Services, command: string, sub: string | undef
     case 'trust':
       return trustCommand(services, sub, rest[0], flags)
     case 'keys':
-      return keysCommand(services, sub)
+      return keysCommand(services, sub, flags)
     default:
       // serve, help, version, dev and estimator never reach an open database.
       throw new UsageError(`"${command}" is not a command that runs against the database`)

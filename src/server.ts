@@ -5,7 +5,7 @@ import type { Config } from './config.ts'
 import type { AppDeps } from './deps.ts'
 import { pruneDashboardSessions } from './dashboard/sessions.ts'
 import { serverError } from './errors.ts'
-import { recordPublishedKey } from './keys/published-key.ts'
+import { forgetInstance, pruneInstanceReports, REPORT_EVERY_MS } from './keys/instance-reports.ts'
 import { recordServerAddresses } from './ops/server-addresses.ts'
 import { describeError } from './lib/log.ts'
 import { MAX_MULTIPART_BYTES } from './lib/strict-request.ts'
@@ -19,6 +19,8 @@ import { pruneExpiredSessions } from './verification/sessions.ts'
 import { startWebhookWorker } from './webhooks/delivery.ts'
 import { refreshTrustSources } from './credentials/trust/trust-sources.ts'
 import { startWorkers, watchParent, workerIndex } from './ops/workers.ts'
+import { randomUUID } from 'node:crypto'
+import { hostname } from 'node:os'
 
 const PRUNE_EVERY_MS = 10 * 60_000
 /** How often the server looks for imported trust lists due for a refresh (CREDENTIAL_TRUST_REFRESH_HOURS says when one is). */
@@ -39,6 +41,7 @@ export async function pruneExpired(deps: AppDeps): Promise<void> {
   await pruneExpiredPasskeys(deps.db, before)
   await pruneDashboardSessions(deps.db, before)
   await pruneRateLimits(deps.db, before)
+  await pruneInstanceReports(deps.db, before)
 }
 
 /**
@@ -50,9 +53,17 @@ export async function runServer(config: Config): Promise<void> {
   const services = await startServices(config, { estimator: true, syncDemoClient: true })
   const { deps } = services
   const primary = workerIndex() === 0
-  // What `ofage keys show` checks that it shows (the key this server publishes), and the address that
-  // CLI commands put in the links they print.
-  if (primary) await Promise.all([recordPublishedKey(deps), recordServerAddresses(deps)])
+  // The address that CLI commands put in the links they print.
+  if (primary) await recordServerAddresses(deps)
+  // Every process reads the key in force again and says which key it signs with, for `keys show` and
+  // `keys rotate`; a rotation is also heard at once by NOTIFY (src/keys/signing-keys.ts).
+  const instance = { id: randomUUID(), host: hostname(), pid: process.pid }
+  await deps.keys.signing.reportAs(instance)
+  const keyCheck = setInterval(
+    () => deps.keys.signing.refresh().catch((cause) => deps.log.error('signing_key_read_failed', { message: String(cause) })),
+    REPORT_EVERY_MS,
+  )
+  keyCheck.unref()
   const handler = createHandler(deps)
   const server = Bun.serve({
     port: config.port,
@@ -104,11 +115,13 @@ export async function runServer(config: Config): Promise<void> {
     deps.log.info('shutting_down', { signal })
     clearInterval(prune)
     clearInterval(refreshTrust)
+    clearInterval(keyCheck)
     // Stop accepting, let in-flight requests finish, then close the pool (and the estimator's workers).
     await workers?.stop()
     await server.stop()
     await webhooks.stop()
     await admin?.stop()
+    await forgetInstance(deps.db, instance.id).catch(() => {})
     await services.close()
     process.exit(0)
   }

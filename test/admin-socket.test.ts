@@ -69,6 +69,18 @@ test.skipIf(onPostgres)('clients create against a running embedded server goes t
   expect(published!.source).toEndWith(`, kept in the embedded database (DATA_DIR=${dataDir})`)
 }, 30_000)
 
+test.skipIf(onPostgres)('keys rotate through the socket: the running server signs and publishes the new key at once', async () => {
+  const rotated = await cli('keys', 'rotate', '--json')
+  expect(rotated.err).toBe('')
+  expect(rotated.status).toBe(0)
+  const record = JSON.parse(rotated.out)
+  expect(record).toMatchObject({ previous: { thumbprint: published!.thumbprint }, instances_agree: true })
+  expect(record.instances).toEqual([expect.objectContaining({ pid: server!.pid, signing: true, key: record.thumbprint })])
+  const jwks = (await (await fetch(`http://127.0.0.1:${port}/api/.well-known/jwks.json`)).json()) as { keys: unknown[] }
+  expect(jwks.keys).toEqual([record.jwk])
+  published = record
+}, 30_000)
+
 test.skipIf(onPostgres)('SIGTERM stops the server cleanly: exit 0, socket and lock removed', async () => {
   server!.kill('SIGTERM')
   expect(await server!.exited).toBe(0)
@@ -79,11 +91,11 @@ test.skipIf(onPostgres)('SIGTERM stops the server cleanly: exit 0, socket and lo
   expect(listed.status).toBe(0)
   expect(JSON.parse(listed.out)).toHaveLength(1)
 
-  // The server recorded the key it published: a shell with another SIGNING_KEY_FILE is refused, not misled.
+  // The key in force is the database's: a shell with another SIGNING_KEY_FILE is shown that key, not its own.
   const keyFile = join(dataDir, 'other-key.pem')
   writeFileSync(keyFile, generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }))
-  const refused = await cliWithEnv({ SIGNING_KEY_FILE: keyFile }, 'keys', 'show')
-  expect(refused.status).toBe(1)
-  expect(refused.err).toContain(`publishes another one (thumbprint ${published!.thumbprint}`)
+  const shown = await cliWithEnv({ SIGNING_KEY_FILE: keyFile }, 'keys', 'show', '--json')
+  expect(shown.status).toBe(0)
+  expect(JSON.parse(shown.out)).toMatchObject({ thumbprint: published!.thumbprint, source: published!.source, instances: [] })
   expect(JSON.parse((await cli('keys', 'show', '--json')).out).thumbprint).toBe(published!.thumbprint)
 }, 30_000)

@@ -196,7 +196,8 @@ export const usageDaily = pgTable(
 /**
  * Server-wide secrets generated once and shared by every instance: the signing key (unless
  * SIGNING_KEY_FILE is set) and the HMAC keys for client secrets and pairwise subjects. Also, not secret,
- * which signing key the server last started with (`published_signing_key`, src/keys/published-key.ts).
+ * the deployment's signing key in force and each running instance's report of its own
+ * (src/keys/key-in-force.ts, instance-reports.ts), and the addresses the server last started with.
  */
 export const serverSecrets = pgTable('server_secrets', {
   name: text('name').primaryKey(),

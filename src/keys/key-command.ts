@@ -1,31 +1,78 @@
 import type { Services } from '../boot.ts'
-import { OAuthError } from '../errors.ts'
 import { UsageError, type Output } from '../lib/command-line.ts'
-import { describeKeySource, findPublishedKey, keyThumbprint } from './published-key.ts'
+import { listInstances, type InstanceReport } from './instance-reports.ts'
+import { readStoredKeys, type KeyInForce } from './key-in-force.ts'
+import { describeKeySource } from './key-source.ts'
+import { rotateSigningKey } from './rotate-key.ts'
+import { publicKeyFromJwk } from './signing-key.ts'
 
-export const KEYS_SUBCOMMANDS = ['show'] as const
+export const KEYS_SUBCOMMANDS = ['show', 'rotate'] as const
+
+/** How long `keys rotate` waits for the running instances to say they switched. */
+const SETTLE_MS = 5_000
 
 /**
- * `ofage keys show`: the public signing key, loaded as the server loads it (same configuration, same code,
- * never generated here: the CLI opens services with `createSigningKey: false`). A shell whose environment
- * differs from the server's (another SIGNING_KEY_FILE, or none) would load another key: refused when it
- * differs from the key the server recorded at its last start.
+ * `ofage keys show`: the key in force, as every instance publishes it (from the database, never from
+ * this shell's SIGNING_KEY_FILE), the key it replaced while our validation still accepts it, and whether
+ * the running instances all sign with it. `ofage keys rotate`: rotate-key.ts, then the instances' answers.
  */
-export async function keysCommand(services: Services, sub: string | undefined): Promise<Output> {
-  if (sub !== 'show') throw new UsageError('usage: keys show')
+export async function keysCommand(services: Services, sub: string | undefined, flags: { file?: string; leaked?: boolean }): Promise<Output> {
   const { deps } = services
-  const { signing } = deps.keys
-  const thumbprint = await keyThumbprint(signing.jwk)
-  const source = await describeKeySource(deps.db, deps.config)
-  const published = await findPublishedKey(deps.db)
-  if (published && published.thumbprint !== thumbprint) {
-    throw new OAuthError(
-      'invalid_request',
-      `not showing this key: the server started at ${published.publishedAt.toISOString()} publishes another one ` +
-        `(thumbprint ${published.thumbprint}, ${published.source}); this command loaded ${thumbprint} (${source}). ` +
-        'Run it with the server\'s environment (SIGNING_KEY_FILE, DATABASE_URL, DATA_DIR), or restart the server to publish this key',
-    )
+  if (sub === 'show') {
+    if (flags.file !== undefined || flags.leaked) throw new UsageError('keys show takes no --file or --leaked')
+    return describeKeys(services, await listInstances(deps.db, deps.clock.now()))
   }
-  const json = { kid: signing.jwk.kid, alg: signing.jwk.alg, thumbprint, source, public_key: signing.publicPem, jwk: signing.jwk }
-  return { json, text: `kid: ${json.kid}\nalg: ${json.alg}\nthumbprint: ${thumbprint}\nsource: ${source}\n${json.public_key}` }
+  if (sub !== 'rotate') throw new UsageError('usage: keys show | keys rotate [--file PATH] [--leaked]')
+  const record = await rotateSigningKey(deps.db, { file: flags.file, leaked: flags.leaked ?? false, now: deps.clock.now() })
+  // This process may be a running server (the embedded store's admin socket): it follows at once.
+  await deps.keys.signing.refresh()
+  return describeKeys(services, await settled(services, record))
+}
+
+/** The instances' reports, once each says it signs with the new key or cannot (or after 5 s). */
+async function settled({ deps }: Services, record: KeyInForce): Promise<InstanceReport[]> {
+  const deadline = performance.now() + SETTLE_MS
+  for (;;) {
+    const instances = await listInstances(deps.db, deps.clock.now())
+    if (instances.every((i) => !i.signing || i.key === record.thumbprint) || performance.now() > deadline) return instances
+    await Bun.sleep(50)
+  }
+}
+
+async function describeKeys({ deps }: Services, instances: InstanceReport[]): Promise<Output> {
+  const stored = await readStoredKeys(deps.db)
+  const { inForce } = stored
+  const key = inForce ? await publicKeyFromJwk(inForce) : await deps.keys.signing.published()
+  const now = deps.clock.now().getTime()
+  const previous = inForce?.previous && Date.parse(inForce.previous.until) > now ? { thumbprint: inForce.previous.thumbprint, accepted_until: inForce.previous.until } : null
+  const report = instances.map((i) => ({ host: i.host, pid: i.pid, source: i.source, key: i.key, signing: i.signing && i.key === key.thumbprint, seen_at: i.seenAt.toISOString() }))
+  const json = {
+    kid: key.jwk.kid,
+    alg: key.jwk.alg,
+    thumbprint: key.thumbprint,
+    source: describeKeySource(deps.config, stored),
+    in_force_since: inForce?.since ?? null,
+    previous,
+    instances: report,
+    instances_agree: report.every((i) => i.signing),
+    public_key: key.publicPem,
+    jwk: key.jwk,
+  }
+  const lines = [
+    `kid: ${json.kid}`,
+    `alg: ${json.alg}`,
+    `thumbprint: ${json.thumbprint}`,
+    `source: ${json.source}`,
+    `in force since: ${json.in_force_since ?? 'not yet: no server has started on this database; the first one puts its own key in force'}`,
+    ...(previous ? [`previous key: ${previous.thumbprint}, still accepted by /api/verify/token and /api/oauth/validate until ${previous.accepted_until}`] : []),
+    `instances: ${describeInstances(report)}`,
+    ...report.map((i) => `  ${i.host} pid ${i.pid}: ${i.signing ? 'signs with this key' : `NOT SIGNING (holds ${i.key ?? 'no key'}, ${i.source === 'file' ? 'from SIGNING_KEY_FILE' : 'from the database'})`}, seen ${i.seen_at}`),
+  ]
+  return { json, text: `${lines.join('\n')}\n${json.public_key}` }
+}
+
+function describeInstances(report: { signing: boolean }[]): string {
+  if (report.length === 0) return 'none seen in the last 90 s'
+  const signing = report.filter((i) => i.signing).length
+  return signing === report.length ? `all ${report.length} seen in the last 90 s sign with this key` : `${report.length - signing} of ${report.length} do not sign with this key`
 }

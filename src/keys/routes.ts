@@ -7,11 +7,11 @@ import { security } from '../lib/openapi-security.ts'
 /** SPEC.md §8 asks verifiers to cache the key set for 24 hours; we say the same to their caches. */
 const CACHE_CONTROL = 'public, max-age=86400'
 
-type Published = { body: string; etag: string }
+type Published = { body: string; etag: string; thumbprint: string }
 
-function publish(value: unknown): Published {
+function publish(value: unknown, thumbprint: string): Published {
   const body = JSON.stringify(value)
-  return { body, etag: `"${sha256Hex(body).slice(0, 32)}"` }
+  return { body, etag: `"${sha256Hex(body).slice(0, 32)}"`, thumbprint }
 }
 
 function respond(published: Published, request: Request): Response {
@@ -24,8 +24,9 @@ function respond(published: Published, request: Request): Response {
 }
 
 /**
- * The published key: PEM (§4.4) and JWKS (§4.5), both from the one signing key. Bodies are computed on
- * first use and then served as they are; if the key cannot be read the error handler answers 500.
+ * The published key: PEM (§4.4) and JWKS (§4.5), both the deployment's key in force, one key whatever
+ * instance answers. Bodies are computed once per key (a rotation gives new bodies and ETags); if the key
+ * cannot be read the error handler answers 500.
  */
 export function keyRoutes(deps: AppDeps) {
   let publicKey: Published | undefined
@@ -33,8 +34,9 @@ export function keyRoutes(deps: AppDeps) {
   return new Elysia({ name: 'key-routes' })
     .get(
       '/api/verify/public-key',
-      ({ request }) => {
-        publicKey ??= publish({ public_key: deps.keys.signing.publicPem, kid: KEY_ID, alg: ALGORITHM })
+      async ({ request }) => {
+        const key = await deps.keys.signing.published()
+        if (publicKey?.thumbprint !== key.thumbprint) publicKey = publish({ public_key: key.publicPem, kid: KEY_ID, alg: ALGORITHM }, key.thumbprint)
         return respond(publicKey, request)
       },
       {
@@ -44,8 +46,9 @@ export function keyRoutes(deps: AppDeps) {
     )
     .get(
       '/api/.well-known/jwks.json',
-      ({ request }) => {
-        jwks ??= publish({ keys: [deps.keys.signing.jwk] })
+      async ({ request }) => {
+        const key = await deps.keys.signing.published()
+        if (jwks?.thumbprint !== key.thumbprint) jwks = publish({ keys: [key.jwk] }, key.thumbprint)
         return respond(jwks, request)
       },
       {

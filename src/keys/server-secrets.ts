@@ -20,7 +20,7 @@ export async function findSecret(db: Database, name: string): Promise<string | u
 }
 
 /**
- * Writes what the server last started with under `name` (not a secret: the published key, its addresses),
+ * Writes what the server last started with under `name` (not a secret: its addresses),
  * as JSON, replacing the last start's; the last server started wins.
  */
 export async function writeStartRecord(db: Database, name: string, value: object, now: Date): Promise<void> {

@@ -1,39 +1,28 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto'
 import { readFileSync } from 'node:fs'
-import { importPKCS8, importSPKI } from 'jose'
+import { calculateJwkThumbprint, importPKCS8, importSPKI } from 'jose'
 import { ConfigError } from '../errors.ts'
-import type { Database } from '../db/client.ts'
-import { findSecret, getOrCreateSecret } from './server-secrets.ts'
 
 /** The key id the spec publishes (SPEC.md §2.4). Tokens never carry it: verifiers use the single key. */
 export const KEY_ID = 'key_2025_01'
 export const ALGORITHM = 'RS256'
+/** SPEC.md §2.2: `exp = iat + 600`. Kept here because it bounds how long a replaced key still signs valid tokens. */
+export const TOKEN_LIFETIME_SECONDS = 600
 
 export type PublicJwk = { kty: 'RSA'; kid: string; use: 'sig'; alg: 'RS256'; n: string; e: string }
 
-/** The one signing key, with its public forms derived once from the same key material. */
-export type SigningKey = {
-  privateKey: CryptoKey
+/** The public half of a key, in every form we publish or verify with. */
+export type PublicKeyForms = {
   publicKey: CryptoKey
   /** SPKI PEM of the public key. */
   publicPem: string
   jwk: PublicJwk
+  /** RFC 7638 thumbprint: how operators, instances and `keys show` tell two keys apart. */
+  thumbprint: string
 }
 
-/**
- * Loads the key from SIGNING_KEY_FILE, or the one generated on first start and kept in the database so
- * that every instance signs with the same key. With `create: false` (`ofage keys show`) none is generated:
- * a key shown before any server made one would be a key nobody publishes.
- */
-export async function loadSigningKey(db: Database, signingKeyFile: string | undefined, now: Date, options: { create?: boolean } = {}): Promise<SigningKey> {
-  const pem = signingKeyFile
-    ? readKeyFile(signingKeyFile)
-    : options.create === false
-      ? await findSecret(db, 'signing_key')
-      : await getOrCreateSecret(db, 'signing_key', generatePkcs8Pem, now)
-  if (pem === undefined) throw new NoSigningKeyYetError()
-  return deriveSigningKey(parseRsaKey(pem, signingKeyFile ? 'SIGNING_KEY_FILE' : 'server_secrets.signing_key'))
-}
+/** A key this instance can sign with, with its public forms derived once from the same key material. */
+export type SigningKey = PublicKeyForms & { privateKey: CryptoKey }
 
 /**
  * Not a mistake in the configuration: a fresh database before the server's first start, seen by a command
@@ -50,17 +39,30 @@ export class NoSigningKeyYetError extends Error {
   }
 }
 
-function readKeyFile(path: string): string {
+/** Reads a PEM key file; `name` is what the error calls it (SIGNING_KEY_FILE, or a command's --file). */
+export function readKeyFile(path: string, name = 'SIGNING_KEY_FILE'): string {
   try {
     return readFileSync(path, 'utf8')
   } catch (cause) {
-    throw new ConfigError('SIGNING_KEY_FILE', `cannot be read: ${(cause as Error).message}`)
+    throw new ConfigError(name, `cannot be read: ${(cause as Error).message}`)
   }
 }
 
-function generatePkcs8Pem(): string {
+export function generatePkcs8Pem(): string {
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 })
   return privateKey.export({ type: 'pkcs8', format: 'pem' }).toString()
+}
+
+/** The signing key a PEM holds; `source` names where it came from in the error of a key we refuse. */
+export async function signingKeyFromPem(pem: string, source: string): Promise<SigningKey> {
+  const key = parseRsaKey(pem, source)
+  const forms = await publicForms(createPublicKey(key))
+  return { ...forms, privateKey: await importPKCS8(key.export({ type: 'pkcs8', format: 'pem' }).toString(), ALGORITHM) }
+}
+
+/** The public forms of an RSA public key given by its modulus and exponent (as the database records it). */
+export function publicKeyFromJwk(jwk: { n: string; e: string }): Promise<PublicKeyForms> {
+  return publicForms(createPublicKey({ key: { kty: 'RSA', n: jwk.n, e: jwk.e }, format: 'jwk' }))
 }
 
 function parseRsaKey(pem: string, source: string): KeyObject {
@@ -77,15 +79,14 @@ function parseRsaKey(pem: string, source: string): KeyObject {
   return key
 }
 
-async function deriveSigningKey(key: KeyObject): Promise<SigningKey> {
-  const publicObject = createPublicKey(key)
+async function publicForms(publicObject: KeyObject): Promise<PublicKeyForms> {
   const publicPem = publicObject.export({ type: 'spki', format: 'pem' }).toString()
   const { n, e } = publicObject.export({ format: 'jwk' })
   if (!n || !e) throw new Error('RSA public key has no modulus or exponent')
   return {
-    privateKey: await importPKCS8(key.export({ type: 'pkcs8', format: 'pem' }).toString(), ALGORITHM),
     publicKey: (await importSPKI(publicPem, ALGORITHM, { extractable: true })) as CryptoKey,
     publicPem,
     jwk: { kty: 'RSA', kid: KEY_ID, use: 'sig', alg: ALGORITHM, n, e },
+    thumbprint: await calculateJwkThumbprint({ kty: 'RSA', n, e }, 'sha256'),
   }
 }

@@ -37,6 +37,8 @@ export function oauthRoutes(deps: AppDeps) {
         if (body.grant_type !== 'authorization_code') {
           throw new OAuthError('unsupported_grant_type', 'grant_type must be authorization_code')
         }
+        // An instance that must not sign says so before the code is used up: the client may try again.
+        await deps.keys.signing.signer()
         const verification = await redeemCode(deps, client, {
           code: body.code,
           redirectUri: body.redirect_uri,

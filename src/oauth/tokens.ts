@@ -4,7 +4,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler'
 import type { Database } from '../db/client.ts'
 import { auditLogs } from '../db/schema.ts'
 import { epochSeconds, type Clock } from '../lib/clock.ts'
-import { ALGORITHM } from '../keys/signing-key.ts'
+import { ALGORITHM, TOKEN_LIFETIME_SECONDS } from '../keys/signing-key.ts'
 import type { ServerKeys } from '../keys/server-keys.ts'
 import type { Verification } from './codes.ts'
 import { AgeTokenClaims, type AgeTokenClaimsType } from './model.ts'
@@ -12,8 +12,7 @@ import type { RevocationCache } from './revocations.ts'
 
 const claimsShape = TypeCompiler.Compile(AgeTokenClaims)
 
-/** SPEC.md §2.2: `exp = iat + 600`. */
-export const TOKEN_LIFETIME_SECONDS = 600
+export { TOKEN_LIFETIME_SECONDS }
 
 /** Tokens longer than this are not ours (ours are about 900 bytes); refusing them bounds the work. */
 const MAX_TOKEN_LENGTH = 8192
@@ -25,9 +24,12 @@ export type TokenDeps = { db: Database; keys: ServerKeys; clock: Clock; issuerUr
 
 /**
  * Signs the access token: RS256, no `kid` in the header, exactly the spec's claims; a sandbox client's
- * token also says `sandbox: true`, so that no verifier can take a test for a real check.
+ * token also says `sandbox: true`, so that no verifier can take a test for a real check. Signed only with
+ * the deployment's key in force (SigningKeyNotInForceError otherwise: a 500, never a token that another
+ * instance or an integrator's cached key would refuse).
  */
 export async function signAgeToken(deps: TokenDeps, verification: Verification, client: { sandbox: boolean }): Promise<string> {
+  const { privateKey } = await deps.keys.signing.signer()
   const iat = epochSeconds(deps.clock.now())
   const claims: AgeTokenClaimsType = {
     iss: deps.issuerUrl,
@@ -42,13 +44,14 @@ export async function signAgeToken(deps: TokenDeps, verification: Verification, 
     exp: iat + TOKEN_LIFETIME_SECONDS,
     ...(client.sandbox && { sandbox: true as const }),
   }
-  return new SignJWT(claims).setProtectedHeader({ alg: ALGORITHM, typ: 'JWT' }).sign(deps.keys.signing.privateKey)
+  return new SignJWT(claims).setProtectedHeader({ alg: ALGORITHM, typ: 'JWT' }).sign(privateKey)
 }
 
 /**
  * Verifies a token as this service issued it: our key, RS256 only (never `none` or an HMAC keyed with
  * the public key), our issuer, not expired by the injected clock, and not revoked by a code replay.
- * Returns the claims, or undefined for any invalid token.
+ * "Our key" is the key in force, or for 630 s after a rotation the key it replaced (signing-keys.ts):
+ * a token signed just before the switch lives its 600 s. Returns the claims, or undefined for any invalid token.
  */
 export async function verifyAgeToken(
   deps: TokenDeps,
@@ -59,18 +62,24 @@ export async function verifyAgeToken(
   // `token==` or a space inside the signature would validate as the same token.
   if (token.length > MAX_TOKEN_LENGTH || !COMPACT_JWS.test(token)) return undefined
   let payload: unknown
-  try {
-    ;({ payload } = await jwtVerify(token, deps.keys.signing.publicKey, {
-      algorithms: [ALGORITHM],
-      issuer: deps.issuerUrl,
-      currentDate: deps.clock.now(),
-      requiredClaims: ['iat', 'exp', 'sub', 'aud'],
-      ...(options.audience !== undefined && { audience: options.audience }),
-    }))
-  } catch (cause) {
-    if (cause instanceof joseErrors.JOSEError || cause instanceof TypeError) return undefined
-    throw cause
+  for (const key of await deps.keys.signing.verificationKeys()) {
+    try {
+      ;({ payload } = await jwtVerify(token, key, {
+        algorithms: [ALGORITHM],
+        issuer: deps.issuerUrl,
+        currentDate: deps.clock.now(),
+        requiredClaims: ['iat', 'exp', 'sub', 'aud'],
+        ...(options.audience !== undefined && { audience: options.audience }),
+      }))
+      break
+    } catch (cause) {
+      // Only a signature made by another key is worth trying the next key for.
+      if (cause instanceof joseErrors.JWSSignatureVerificationFailed) continue
+      if (cause instanceof joseErrors.JOSEError || cause instanceof TypeError) return undefined
+      throw cause
+    }
   }
+  if (payload === undefined) return undefined
   if (!claimsShape.Check(payload)) return undefined
   // Our signature binds `aud` to `verification_id`, so a verification known live needs no lookup.
   const now = deps.clock.now().getTime()

@@ -12,7 +12,7 @@ const DATABASE_PROBE_MS = 2000
 const Checks = t.Object({ database: t.Boolean(), signing_key: t.Boolean(), estimator: t.Optional(t.Boolean()) })
 
 /**
- * Operations: `/healthz` (the process answers), `/readyz` (it can serve: database reachable, key loaded,
+ * Operations: `/healthz` (the process answers), `/readyz` (it can serve: database reachable, the key in force held,
  * estimator loaded when the face check is on; 503 otherwise) and `/metrics` (Prometheus text), behind
  * METRICS_TOKEN when one is set, and off unless a token is set or METRICS_PUBLIC=1.
  */
@@ -82,9 +82,10 @@ function probeDatabase(deps: AppDeps): Promise<boolean> {
   return withDeadline(probe, DATABASE_PROBE_MS, () => false)
 }
 
+/** Whether this instance signs with the deployment's key in force: one that does not is taken out of rotation. */
 function hasSigningKey(deps: AppDeps): boolean {
   try {
-    return deps.keys.signing.publicPem.length > 0
+    return deps.keys.signing.canSign
   } catch {
     return false
   }

@@ -13,7 +13,7 @@ const RECORD = 'server_addresses'
 
 export type ServerAddresses = { appUrl: string; publicUrl: string; recordedAt: Date }
 
-/** Written by the server at start, beside the published key's record; the last server started wins. */
+/** Written by the server at start; the last server started wins. */
 export async function recordServerAddresses(deps: { db: Database; config: Pick<Config, 'appUrl' | 'publicUrl'>; clock: Clock }): Promise<void> {
   await writeStartRecord(deps.db, RECORD, { app_url: deps.config.appUrl, public_url: deps.config.publicUrl }, deps.clock.now())
 }

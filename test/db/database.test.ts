@@ -50,7 +50,7 @@ describe('migrations', () => {
       if (onPostgres) {
         // A second start on the same database finds the migrations applied and the same key.
         const again = await startServices(config, { log: silentLogger })
-        expect(again.deps.keys.signing.jwk.n).toBe(services.deps.keys.signing.jwk.n)
+        expect((await again.deps.keys.signing.published()).jwk.n).toBe((await services.deps.keys.signing.published()).jwk.n)
         await again.close()
       }
     } finally {
@@ -104,7 +104,7 @@ describe('several instances on one Postgres database', () => {
     const config = testConfig({ DATABASE_URL: database.url })
     try {
       const instances = await Promise.all(Array.from({ length: 4 }, () => startServices(config, { log: silentLogger })))
-      const moduli = new Set(instances.map((i) => i.deps.keys.signing.jwk.n))
+      const moduli = new Set(await Promise.all(instances.map(async (i) => (await i.deps.keys.signing.signer()).jwk.n)))
       const secretKeys = new Set(instances.map((i) => Buffer.from(i.deps.keys.clientSecretKey).toString('hex')))
       expect(moduli.size).toBe(1)
       expect(secretKeys.size).toBe(1)

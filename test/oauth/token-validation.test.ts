@@ -22,7 +22,7 @@ async function expectInvalid(token: string) {
 
 /** Signs arbitrary claims with the service's own private key, to test every check after the signature. */
 async function signWithOurKey(claims: Record<string, unknown>, header: Record<string, unknown> = {}) {
-  return new SignJWT(claims).setProtectedHeader({ alg: 'RS256', ...header }).sign(ctx.deps.keys.signing.privateKey)
+  return new SignJWT(claims).setProtectedHeader({ alg: 'RS256', ...header }).sign((await ctx.deps.keys.signing.signer()).privateKey)
 }
 
 describe('the access token (SPEC.md §2.2)', () => {
@@ -124,7 +124,7 @@ describe('GET /api/verify/token/{access_token} (SPEC.md §2.3, §4.3)', () => {
 
   test('HS256 keyed with our public key (algorithm confusion) is 401', async () => {
     const claims = decodeJwt((await ctx.tokenFor(shop)).access_token)
-    const pemAsSecret = new TextEncoder().encode(ctx.deps.keys.signing.publicPem)
+    const pemAsSecret = new TextEncoder().encode((await ctx.deps.keys.signing.published()).publicPem)
     const forged = await new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).sign(pemAsSecret)
     await expectInvalid(forged)
   })
