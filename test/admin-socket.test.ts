@@ -1,15 +1,16 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { generateKeyPairSync } from 'node:crypto'
-import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { basic, freePort, onPostgres, REDIRECT_URI, waitUntilReady } from './helpers.ts'
+import { basic, freePort, freshDataDir, onPostgres, REDIRECT_URI, waitUntilReady } from './helpers.ts'
 
 /**
  * A real server process on the embedded store, and CLI commands run as separate processes while it
  * holds DATA_DIR: they must go through its admin socket, never open the store themselves.
  */
-const dataDir = mkdtempSync(join(tmpdir(), 'ofage-admin-'))
+// A copy of the migrated template: the server finds the store made, as after its first start.
+const dataDirCopy = await freshDataDir()
+const dataDir = dataDirCopy.path
 const port = await freePort()
 const env = { ...process.env, DATA_DIR: dataDir, PORT: String(port), DATABASE_URL: '', FACE_CHECK: '0', OFAGE_DEMO: '0' }
 let server: ReturnType<typeof Bun.spawn> | undefined

@@ -1,17 +1,15 @@
 import { afterAll, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { startServices } from '../src/boot.ts'
 import { DEMO_CLIENT_ID } from '../src/demo/demo-client.ts'
 import { findClient } from '../src/oauth/clients.ts'
-import { freshDatabaseUrl, onPostgres, testConfig } from './helpers.ts'
+import { freshDatabaseUrl, freshDataDir, onPostgres, testConfig } from './helpers.ts'
 
-const dataDir = mkdtempSync(join(tmpdir(), 'ofage-demo-'))
+const embedded = await freshDataDir()
+const dataDir = embedded.path
 const database = await freshDatabaseUrl()
 afterAll(async () => {
   await database.drop()
-  rmSync(dataDir, { recursive: true, force: true })
+  embedded.remove()
 })
 
 /** One database for two starts: a directory of the embedded store, or a fresh Postgres database. */

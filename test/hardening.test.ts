@@ -5,10 +5,7 @@ import { describeError } from '../src/lib/log.ts'
 import { issueCode } from '../src/oauth/codes.ts'
 import { claimSession, findSession } from '../src/verification/sessions.ts'
 import postgres from 'postgres'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { createTestContext, freePort, json, onPostgres, queryRows, REDIRECT_URI, type TestContext, waitUntilReady } from './helpers.ts'
+import { createTestContext, freePort, freshDataDir, json, onPostgres, queryRows, REDIRECT_URI, type TestContext, waitUntilReady } from './helpers.ts'
 import { testBrowser } from './verification/browser.ts'
 
 /**
@@ -92,8 +89,8 @@ describe('a long URL', () => {
   test('a 32 KB path through the server as `npm start` runs it is answered by the app; past 64 KiB the HTTP layer refuses it', async () => {
     const port = await freePort()
     const url = `http://127.0.0.1:${port}`
-    const dataDir = mkdtempSync(join(tmpdir(), 'ofage-long-url-'))
-    const env = { ...process.env, DATABASE_URL: undefined, DATA_DIR: dataDir, PORT: String(port), PUBLIC_URL: url, APP_URL: url, FACE_CHECK: '0', OFAGE_DEMO: '0' }
+    const dataDir = await freshDataDir()
+    const env = { ...process.env, DATABASE_URL: undefined, DATA_DIR: dataDir.path, PORT: String(port), PUBLIC_URL: url, APP_URL: url, FACE_CHECK: '0', OFAGE_DEMO: '0' }
     const server = Bun.spawn(['bun', 'run', 'start'], { env, stdout: 'ignore', stderr: 'ignore' })
     try {
       await waitUntilReady(url, 30_000)
@@ -105,7 +102,7 @@ describe('a long URL', () => {
     } finally {
       server.kill('SIGTERM')
       await server.exited
-      rmSync(dataDir, { recursive: true, force: true })
+      dataDir.remove()
     }
   }, 40_000)
 })

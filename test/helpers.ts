@@ -51,10 +51,19 @@ export async function freshDatabase(): Promise<{ env: Record<string, string>; dr
     const database = await freshDatabaseUrl()
     return { env: { DATABASE_URL: database.url }, drop: database.drop }
   }
+  const dataDir = await freshDataDir()
+  return { env: { DATA_DIR: dataDir.path }, drop: async () => dataDir.remove() }
+}
+
+/**
+ * An embedded database of its own, migrated, whatever DATABASE_URL says: for a test of the embedded
+ * default itself (a server as `npm start` runs it, a CLI command on DATA_DIR). A copy of the template.
+ */
+export async function freshDataDir(): Promise<{ path: string; remove(): void }> {
   const template = await pgliteTemplate()
-  const dir = mkdtempSync(join(dirname(template), 'ofage-test-db-'))
-  cpSync(template, dir, { recursive: true })
-  return { env: { DATA_DIR: dir }, drop: async () => rmSync(dir, { recursive: true, force: true }) }
+  const path = mkdtempSync(join(dirname(template), 'ofage-test-db-'))
+  cpSync(template, path, { recursive: true })
+  return { path, remove: () => rmSync(path, { recursive: true, force: true }) }
 }
 
 let template: Promise<string> | undefined

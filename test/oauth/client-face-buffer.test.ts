@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { runCli } from '../../src/cli.ts'
 import type { Config } from '../../src/config.ts'
-import { freshDatabaseUrl, onPostgres, REDIRECT_URI, testConfig } from '../helpers.ts'
+import { freshDatabase, REDIRECT_URI, testConfig } from '../helpers.ts'
 
 /**
  * A client's face buffer may only raise the default (issue 22, item 1), for every threshold the client may
@@ -25,10 +25,11 @@ describe('ofage clients --face-buffer', () => {
   let config: Config
 
   beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'ofage-buffer-cli-'))
-    const database = await freshDatabaseUrl()
+    // On PGlite a copy of the migrated template, which each command opens as an operator's shell would.
+    const database = await freshDatabase()
+    dataDir = database.env.DATA_DIR ?? mkdtempSync(join(tmpdir(), 'ofage-buffer-cli-'))
     drop = database.drop
-    config = testConfig({ DATA_DIR: dataDir, DATABASE_URL: onPostgres ? database.url : undefined })
+    config = testConfig({ DATA_DIR: dataDir, ...database.env })
   })
   afterAll(async () => {
     await drop()
