@@ -16,7 +16,8 @@ const REQUEST_LIFETIME_S = 300
 
 /**
  * The signed request object a wallet fetches from `request_uri` (OpenID4VP 1.0 §5, RFC 9101): typed
- * `oauth-authz-req+jwt`, signed with the key of the `x509_hash` client id, our certificate in `x5c`.
+ * `oauth-authz-req+jwt`, signed with the key of the `x509_hash` client id, our certificate in `x5c`; with the
+ * operator's registration certificate in `verifier_info`.
  */
 export async function signRequestObject(verifier: VerifierKey, request: WalletRequest, now: Date): Promise<string> {
   return signRequest(
@@ -30,6 +31,7 @@ export async function signRequestObject(verifier: VerifierKey, request: WalletRe
       state: request.state,
       dcql_query: ageQuery(request.threshold),
       client_metadata: buildClientMetadata(request.encryptionKey, verifier.rpMetadata),
+      ...verifierInfoOf(verifier),
     },
     now,
   )
@@ -49,6 +51,14 @@ export async function signRequest(verifier: VerifierKey, claims: JWTPayload, now
     .setIssuedAt(iat)
     .setExpirationTime(iat + REQUEST_LIFETIME_S)
     .sign(verifier.privateKey)
+}
+
+/**
+ * `verifier_info` (§5.1) of a signed request, when the operator has attestations about us: absent
+ * otherwise, so that a deployment without a registration certificate sends what it always sent.
+ */
+export function verifierInfoOf(verifier: VerifierKey): { verifier_info?: VerifierKey['verifierInfo'] } {
+  return verifier.verifierInfo?.length ? { verifier_info: verifier.verifierInfo } : {}
 }
 
 /** What the QR code and the same-device link carry: the client id and where to fetch the request. */
