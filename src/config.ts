@@ -121,6 +121,16 @@ export type CredentialConfig = {
   avProfile: boolean
   /** CREDENTIAL_VERIFIER_RP_METADATA: Google's `gw_rp_metadata_bytes` (base64url) for its certificate. */
   verifierRpMetadata: string | undefined
+  /**
+   * CREDENTIAL_VERIFIER_REGISTRATION_CERT_FILE: the relying party's registration certificate (Implementing
+   * Regulation (EU) 2025/848; ETSI TS 119 475, the JWT form), sent in `verifier_info` of signed requests.
+   */
+  verifierRegistrationCertificateFile: string | undefined
+  /**
+   * CREDENTIAL_VERIFIER_ROOTS_FILE: PEM CA certificates that the access certificate chain and the registration
+   * certificate's signer must end at (the member state's access CA, its registration certificate provider).
+   */
+  verifierRootsFile: string | undefined
   /** CREDENTIAL_READER_KEY_FILE and _CERT_FILE: the readerAuth key and chain of Annex C requests (Apple Wallet). */
   readerKeyFile: string | undefined
   readerCertificateFile: string | undefined
@@ -299,11 +309,20 @@ function readCredentials(env: Env): CredentialConfig | undefined {
   }
   const verifierRpMetadata = nonEmpty(env.CREDENTIAL_VERIFIER_RP_METADATA)
   if (verifierRpMetadata !== undefined && verifierKeyFile === undefined) throw new ConfigError('CREDENTIAL_VERIFIER_RP_METADATA', 'belongs to the certificate in CREDENTIAL_VERIFIER_CERT_FILE, which is not set')
+  const verifierRegistrationCertificateFile = nonEmpty(env.CREDENTIAL_VERIFIER_REGISTRATION_CERT_FILE)
+  // A registration certificate is about the relying party an access certificate names; the generated one names none.
+  if (verifierRegistrationCertificateFile !== undefined && verifierKeyFile === undefined) {
+    throw new ConfigError('CREDENTIAL_VERIFIER_REGISTRATION_CERT_FILE', 'belongs to the access certificate in CREDENTIAL_VERIFIER_CERT_FILE, which is not set')
+  }
+  const verifierRootsFile = nonEmpty(env.CREDENTIAL_VERIFIER_ROOTS_FILE)
+  if (verifierRootsFile !== undefined && verifierKeyFile === undefined) throw new ConfigError('CREDENTIAL_VERIFIER_ROOTS_FILE', 'checks the chain in CREDENTIAL_VERIFIER_CERT_FILE, which is not set')
   return {
     trustListFile,
     verifierKeyFile,
     verifierCertificateFile,
     verifierRpMetadata,
+    verifierRegistrationCertificateFile,
+    verifierRootsFile,
     readerKeyFile,
     readerCertificateFile,
     plainAnswers: readFlag('CREDENTIAL_PLAIN_ANSWERS', env.CREDENTIAL_PLAIN_ANSWERS) ?? false,

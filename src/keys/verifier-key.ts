@@ -16,7 +16,16 @@ export type VerifierKey = {
   sanDnsClientId?: string
   /** Google Wallet's `gw_rp_metadata_bytes` (base64url), sent in `client_metadata` with the certificate Google signed. */
   rpMetadata?: string
+  /** Attestations about us from third parties, sent in every signed request (the EU registration certificate). */
+  verifierInfo?: VerifierInfo[]
 }
+
+/**
+ * One `verifier_info` entry (OpenID4VP 1.0 §5.1): an attestation about the verifier in a `format` the
+ * wallet's ecosystem defines, its `data` a string (a JWT) or an object, and the credential queries it is
+ * about (all of them when absent).
+ */
+export type VerifierInfo = { format: string; data: string | Record<string, unknown>; credential_ids?: string[] }
 
 const ECDSA = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' }
 

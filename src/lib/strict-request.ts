@@ -124,14 +124,23 @@ async function readBytes(request: Request, capacity: number, overflow: () => OAu
 const MAX_JSON_DEPTH = 32
 
 function parseJsonObject(text: string): Record<string, unknown> {
-  if (nestsDeeperThan(text, MAX_JSON_DEPTH)) throw new OAuthError('invalid_request', `The request body nests deeper than ${MAX_JSON_DEPTH} levels`)
+  return parseStrictJsonObject(text, 'The request body')
+}
+
+/**
+ * JSON text that must be one object, read as strictly as a JSON body: at most `maxDepth` levels, no member
+ * given twice at any level. `what` names it in the `invalid_request` (a body, or a parameter that holds
+ * JSON, such as OpenID4VP's `wallet_metadata`).
+ */
+export function parseStrictJsonObject(text: string, what: string, maxDepth = MAX_JSON_DEPTH): Record<string, unknown> {
+  if (nestsDeeperThan(text, maxDepth)) throw new OAuthError('invalid_request', `${what} nests deeper than ${maxDepth} levels`)
   let document
   try {
     document = parseJsonAst(text, { mode: 'json' })
   } catch {
-    throw new OAuthError('invalid_request', 'The request body is not valid JSON')
+    throw new OAuthError('invalid_request', `${what} is not valid JSON`)
   }
-  if (document.body.type !== 'Object') throw new OAuthError('invalid_request', 'The request body must be a JSON object')
+  if (document.body.type !== 'Object') throw new OAuthError('invalid_request', `${what} must be a JSON object`)
   for (const { node, phase } of iterator(document)) {
     if (phase !== 'enter' || node.type !== 'Object') continue
     const seen = new Set<string>()

@@ -4,7 +4,7 @@ import { digitalCredentialRequests, verifyDigitalCredentialAnswer, type AnswerRe
 import { verifyAgeAnswer, type AnswerBinding } from '../credentials/openid4vp/answer.ts'
 import { avAppLink, redirectUriClientId } from '../credentials/openid4vp/av-app-request.ts'
 import { decryptResponse, readResponseKeyId, type AuthorizationResponse } from '../credentials/openid4vp/encrypted-response.ts'
-import { signRequestObject, walletLink } from '../credentials/openid4vp/request-object.ts'
+import { walletLink } from '../credentials/openid4vp/request-object.ts'
 import { publicEncryptionKey } from '../credentials/openid4vp/response-encryption-key.ts'
 import type { PresentationResult } from '../credentials/presentation.ts'
 import { AV_APP_QUERY_IDS, type CredentialQueryId } from '../credentials/queries.ts'
@@ -27,6 +27,7 @@ import {
 } from './credential-requests.ts'
 import { CsrfForm, LangQuery, readForm } from '../web/forms.ts'
 import type { PageContext } from './page-context.tsx'
+import { requestUriRoutes } from './request-uri-routes.ts'
 import { MAX_FAILED_ATTEMPTS } from './sessions.ts'
 
 /** A presentation with its certificate chain is a few kilobytes; a wallet's post is bounded well above. */
@@ -54,7 +55,7 @@ const qrCode = (link: string, label: string, ecc: 'L' | 'M' = 'M') => renderSVG(
 
 /**
  * The digital credential method's routes. For wallets (no cookie, found by `state`): the signed request
- * object behind the QR code, and the response endpoint (OpenID4VP `direct_post`); for the EU age
+ * object behind the QR code (request-uri-routes.ts), and the response endpoint (OpenID4VP `direct_post`); for the EU age
  * verification app, the response URI of its `av://` request, one per request. For the page's script
  * (this browser's session, its CSRF token): opening a request, asking how it stands, and handing over a
  * Digital Credentials API answer. Every answer is verified where it arrives, recorded once, and redeemed
@@ -123,18 +124,7 @@ export function credentialRoutes(deps: AppDeps, { openPage, openForm, offeredMet
   }
 
   return new Elysia({ name: 'credential-routes' })
-    .get(
-      '/api/oid4vp/requests/:state',
-      async ({ params, set }) => {
-        const request = await findOpenRequest(deps, params.state)
-        if (!request) throw new OAuthError('not_found', 'No open request: it expired, was answered, or never existed')
-        set.headers['content-type'] = 'application/oauth-authz-req+jwt'
-        set.headers['cache-control'] = 'no-store'
-        const encryptionKey = plainAnswers || !request.responseKeys ? undefined : publicEncryptionKey(request.responseKeys.jwe)
-        return signRequestObject(credentials.verifier, { nonce: request.nonce, state: params.state, responseUri, threshold: request.ageRequired, encryptionKey }, deps.clock.now())
-      },
-      { detail: { hide: true } },
-    )
+    .use(requestUriRoutes(deps))
     .post(
       '/api/oid4vp/responses',
       async ({ body, set }) => {

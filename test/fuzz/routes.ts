@@ -337,6 +337,27 @@ function shapes(hostile: Arbitrary<Piece>, strict: boolean): Shape[] {
       query: { period: mix(words('day', 'month', 'all')), start_date: mix(words('2026-11-01', '2026-11-01T00:00:00Z', '1970-01-01')), end_date: mix(words('2026-11-30', '9999-12-31', '2026-11-22T12:00:00+14:00')) },
     },
     { name: 'GET /api/oid4vp/requests/:state', method: 'GET', path: ['api', 'oid4vp', 'requests', mix(edited('walletState'))], session: 'production' },
+    // OpenID4VP 1.0 §5.10: the same request by POST, with the wallet's metadata (JSON in a form field) and nonce.
+    {
+      name: 'POST /api/oid4vp/requests/:state',
+      method: 'POST',
+      path: ['api', 'oid4vp', 'requests', mix(edited('walletState'))],
+      session: 'production',
+      body: {
+        type: 'form',
+        fields: {
+          wallet_metadata: mix(
+            words(
+              '{"vp_formats_supported":{"mso_mdoc":{"issuerauth_alg_values":[-7]},"dc+sd-jwt":null},"response_modes_supported":["direct_post.jwt"]}',
+              '{"request_object_signing_alg_values_supported":["ES256"],"client_id_prefixes_supported":["x509_hash"]}',
+              '{"jwks":{"keys":[]}}',
+              '{"vp_formats_supported":[],"__proto__":{"jwks":1}}',
+            ),
+          ),
+          wallet_nonce: mix(words('kxbJ//QQ/qheqcBnVzjZPg==', 'qPmxiNFCR3QTm19POc8u')),
+        },
+      },
+    },
     {
       name: 'POST /api/oid4vp/responses',
       method: 'POST',

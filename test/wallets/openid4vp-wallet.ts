@@ -6,6 +6,7 @@ import { presentDevMdoc, type DevMdocPresentation } from '../../src/credentials/
 import type { DevWallet } from '../../src/credentials/dev/wallet.ts'
 import { encryptResponse, thumbprint, type ContentEncryption, type RecipientKey } from './jwe-encrypt.ts'
 import { walletSessionTranscript, type HandoverBinding } from './openid4vp-handover.ts'
+import { readRegistrationCertificate } from './registration-certificate.ts'
 
 /**
  * A test wallet for OpenID4VP 1.0 signed requests and encrypted answers (HAIP 1.0 §5), written apart from
@@ -30,10 +31,17 @@ export type RequestObject = {
   expected_origins?: unknown
   dcql_query: { credentials: CredentialQuery[] }
   client_metadata?: { jwks?: { keys?: RecipientKey[] }; encrypted_response_enc_values_supported?: string[] }
+  /** §5.10.1: the nonce a wallet sent when it fetched the request by POST, signed back to it. */
+  wallet_nonce?: string
+  /** §5.1: attestations about the verifier (its registration certificate). */
+  verifier_info?: unknown
 }
 
 /** Why the wallet refuses a signed request; a DC API caller sees only `invalid_request` (A.2). */
 export type RequestRefusal = 'malformed' | 'signature' | 'client_id' | 'expired' | 'origin'
+
+/** A checked request, and the leaf certificate of its `x5c` (the verifier's access certificate). */
+export type CheckedRequest = { ok: true; request: RequestObject; accessCertificate: Buffer }
 
 const SKEW_S = 60
 const textOf = (part: string) => Buffer.from(part, 'base64url').toString('utf8')
@@ -45,7 +53,7 @@ const textOf = (part: string) => Buffer.from(part, 'base64url').toString('utf8')
  * plain strings (Appendix A.2). This test wallet trusts the certificate it is shown; a real one would also
  * check its chain against the verifier roots of its trust framework.
  */
-export async function checkSignedRequest(jws: string, options: { now: Date; origin?: string }): Promise<{ ok: true; request: RequestObject } | { ok: false; refusal: RequestRefusal }> {
+export async function checkSignedRequest(jws: string, options: { now: Date; origin?: string }): Promise<CheckedRequest | { ok: false; refusal: RequestRefusal }> {
   const parts = jws.split('.')
   let header: { typ?: unknown; alg?: unknown; x5c?: unknown }
   let request: RequestObject
@@ -78,7 +86,7 @@ export async function checkSignedRequest(jws: string, options: { now: Date; orig
     const expected = request.expected_origins
     if (!Array.isArray(expected) || !expected.includes(options.origin)) return { ok: false, refusal: 'origin' }
   }
-  return { ok: true, request }
+  return { ok: true, request, accessCertificate: leaf }
 }
 
 export type AnswerOptions = {
@@ -181,27 +189,71 @@ async function answerDcApiRequestObject(
   return { response: await encryptResponse({ vp_token: vpToken }, key, { enc: encOf(request, options.enc) }) }
 }
 
+/** How this wallet fetches a request whose link says `request_uri_method=post` (§5.10), as the EUDI wallet does. */
+export type RequestUriPost = {
+  /** `wallet_metadata` (§10.1, RFC 8414), sent as JSON; none when absent. */
+  walletMetadata?: Record<string, unknown>
+  /** `wallet_nonce`: by default 16 random bytes in base64, as the EUDI wallet sends it; `false` sends none. */
+  walletNonce?: string | false
+}
+
+/**
+ * Fetches the request object behind a link: by POST with the wallet's metadata and its own nonce where the
+ * link says `request_uri_method=post` and this wallet posts (§5.10: form-encoded, `Accept:
+ * application/oauth-authz-req+jwt`), else by GET (RFC 9101). Follows no redirect (errata 1, "HTTP Redirects").
+ */
+export async function fetchRequestObject(link: URL, fetcher: typeof fetch, post?: RequestUriPost): Promise<{ jws: string; walletNonce?: string }> {
+  const requestUri = link.searchParams.get('request_uri')
+  if (!requestUri) throw new Error('the link names no request_uri')
+  if (!post || link.searchParams.get('request_uri_method') !== 'post') {
+    const fetched = await fetcher(requestUri, { redirect: 'manual' })
+    if (fetched.status !== 200) throw new Error(`the request could not be fetched: HTTP ${fetched.status}`)
+    return { jws: await fetched.text() }
+  }
+  const walletNonce = post.walletNonce === false ? undefined : (post.walletNonce ?? Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString('base64'))
+  const form = new URLSearchParams()
+  if (post.walletMetadata) form.set('wallet_metadata', JSON.stringify(post.walletMetadata))
+  if (walletNonce !== undefined) form.set('wallet_nonce', walletNonce)
+  const fetched = await fetcher(requestUri, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/oauth-authz-req+jwt' },
+    body: form,
+    redirect: 'manual',
+  })
+  // §5.10.2: "If the Verifier responds with any HTTP error response, the Wallet MUST terminate the process."
+  if (fetched.status !== 200) throw new Error(`the request could not be fetched: HTTP ${fetched.status}`)
+  if (!fetched.headers.get('content-type')?.startsWith('application/oauth-authz-req+jwt')) throw new Error('the request URI answered something else than a request object')
+  return { jws: await fetched.text(), ...(walletNonce !== undefined && { walletNonce }) }
+}
+
 /**
  * Answers a cross-device request end to end, as a phone would after scanning the QR code: fetches the
- * request object from `request_uri` (following no redirect: errata 1, "HTTP Redirects"), checks it, and
- * posts the answer to `response_uri`: `response=<JWE>` of `{ vp_token, state }` for `direct_post.jwt` (§8.3.1), or
- * `vp_token` and `state` in the clear for `direct_post` (§8.2). `decline` answers `access_denied` instead.
+ * request object from `request_uri` (by POST with `requestUriPost`, where the link invites it), checks it,
+ * and posts the answer to `response_uri`: `response=<JWE>` of `{ vp_token, state }` for `direct_post.jwt`
+ * (§8.3.1), or `vp_token` and `state` in the clear for `direct_post` (§8.2). `decline` answers
+ * `access_denied` instead. With `requireRegistration` the wallet refuses a request without a registration
+ * certificate for the relying party that signed it, as the EUDI wallet does under a registration policy.
  */
 export async function answerCrossDeviceRequest(
   wallet: DevWallet,
   walletUrl: string,
-  options: AnswerOptions & { fetcher?: typeof fetch; decline?: boolean },
-): Promise<{ status: number; body: unknown }> {
+  options: AnswerOptions & { fetcher?: typeof fetch; decline?: boolean; requestUriPost?: RequestUriPost; requireRegistration?: boolean },
+): Promise<{ status: number; body: unknown; request: RequestObject; registration?: Record<string, unknown> }> {
   const fetcher = options.fetcher ?? fetch
   const link = new URL(walletUrl)
-  const requestUri = link.searchParams.get('request_uri')
-  if (!requestUri) throw new Error('the link names no request_uri')
-  const fetched = await fetcher(requestUri, { redirect: 'manual' })
-  if (fetched.status !== 200) throw new Error(`the request could not be fetched: HTTP ${fetched.status}`)
-  const checked = await checkSignedRequest(await fetched.text(), { now: options.now })
+  const fetched = await fetchRequestObject(link, fetcher, options.requestUriPost)
+  const checked = await checkSignedRequest(fetched.jws, { now: options.now })
   if (!checked.ok) throw new Error(`the wallet refuses the request: ${checked.refusal}`)
   const { request } = checked
   if (request.client_id !== link.searchParams.get('client_id') || !request.response_uri) throw new Error('the request does not match its link')
+  // §5.10.1: the Wallet "MUST validate whether the request object contains the respective nonce value in a wallet_nonce claim".
+  if (fetched.walletNonce !== undefined && request.wallet_nonce !== fetched.walletNonce) throw new Error('the wallet refuses the request: wallet_nonce')
+  let registration: Record<string, unknown> | undefined
+  if (options.requireRegistration) {
+    const read = await readRegistrationCertificate(request.verifier_info, checked.accessCertificate)
+    if (!read.ok) throw new Error(`the wallet refuses the request: registration ${read.refusal}`)
+    registration = read.claims
+  }
 
   const encrypted = request.response_mode === 'direct_post.jwt'
   if (!encrypted && request.response_mode !== 'direct_post') throw new Error(`response mode ${request.response_mode} is not one for a cross-device answer`)
@@ -213,5 +265,5 @@ export async function answerCrossDeviceRequest(
     ? new URLSearchParams({ response: await encryptResponse(parameters, key, { enc: encOf(request, options.enc) }) })
     : new URLSearchParams(Object.entries(parameters).map(([name, value]) => [name, typeof value === 'string' ? value : JSON.stringify(value)]))
   const posted = await fetcher(request.response_uri, { method: 'POST', body, redirect: 'manual' })
-  return { status: posted.status, body: await posted.json().catch(() => undefined) }
+  return { status: posted.status, body: await posted.json().catch(() => undefined), request, ...(registration && { registration }) }
 }

@@ -8,7 +8,7 @@ import type { ResponseEncryptionPublicKey } from './response-encryption-key.ts'
 export const RESPONSE_ENC_VALUES = ['A128GCM', 'A256GCM'] as const
 
 /** What we accept, in every request (OpenID4VP 1.0 §11.1 `vp_formats_supported`): ES256 throughout. */
-const VP_FORMATS_SUPPORTED = {
+export const VP_FORMATS_SUPPORTED = {
   'dc+sd-jwt': { 'sd-jwt_alg_values': ['ES256'], 'kb-jwt_alg_values': ['ES256'] },
   mso_mdoc: { issuerauth_alg_values: [-7], deviceauth_alg_values: [-7] },
 }

@@ -1,7 +1,7 @@
 import type { VerifierKey } from '../../keys/verifier-key.ts'
 import { ageQuery } from '../queries.ts'
 import { buildClientMetadata } from './client-metadata.ts'
-import { signRequest } from './request-object.ts'
+import { signRequest, verifierInfoOf } from './request-object.ts'
 import type { ResponseEncryptionPublicKey } from './response-encryption-key.ts'
 
 /**
@@ -39,7 +39,8 @@ export type SignedDcApiRequestOptions = {
  * passed as `data.request`; `response_mode` `dc_api.jwt` (HAIP: the Verifier MUST use it), so the answer
  * is a JWE to `encryptionKey`. `client_id` MUST be present in a signed request and `expected_origins` is
  * REQUIRED (A.2), so a page elsewhere cannot replay it. Even so, the presentation's audience stays the
- * page's origin (A.4): the client id authenticates the request, the origin binds the answer.
+ * page's origin (A.4): the client id authenticates the request, the origin binds the answer. The operator's
+ * registration certificate, when there is one, rides in `verifier_info` (A.2 lists it), as in the QR code's request.
  */
 export async function signedDcApiRequest(verifier: VerifierKey, options: SignedDcApiRequestOptions) {
   assertOrigins(options.expectedOrigins)
@@ -53,6 +54,7 @@ export async function signedDcApiRequest(verifier: VerifierKey, options: SignedD
       nonce: options.nonce,
       dcql_query: ageQuery(options.threshold),
       client_metadata: buildClientMetadata(options.encryptionKey, verifier.rpMetadata),
+      ...verifierInfoOf(verifier),
     },
     options.now,
   )

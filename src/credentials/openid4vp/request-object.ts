@@ -9,14 +9,23 @@ import type { ResponseEncryptionPublicKey } from './response-encryption-key.ts'
  * wallet answers `direct_post.jwt`: its answer, `state` included, encrypted to that key (OpenID4VP 1.0
  * §8.3.1). Without, plain `direct_post`, for an operator who allows wallets that cannot encrypt.
  */
-export type WalletRequest = { nonce: string; state: string; responseUri: string; threshold: number; encryptionKey?: ResponseEncryptionPublicKey }
+export type WalletRequest = {
+  nonce: string
+  state: string
+  responseUri: string
+  threshold: number
+  encryptionKey?: ResponseEncryptionPublicKey
+  /** The wallet's own nonce, when it fetched the request by POST with one (§5.10): signed back to it. */
+  walletNonce?: string
+}
 
 /** How long a signed request may be used after it was made. */
 const REQUEST_LIFETIME_S = 300
 
 /**
  * The signed request object a wallet fetches from `request_uri` (OpenID4VP 1.0 §5, RFC 9101): typed
- * `oauth-authz-req+jwt`, signed with the key of the `x509_hash` client id, our certificate in `x5c`.
+ * `oauth-authz-req+jwt`, signed with the key of the `x509_hash` client id, our certificate in `x5c`; with the
+ * operator's registration certificate in `verifier_info`, and the `wallet_nonce` of a wallet that sent one.
  */
 export async function signRequestObject(verifier: VerifierKey, request: WalletRequest, now: Date): Promise<string> {
   return signRequest(
@@ -30,6 +39,9 @@ export async function signRequestObject(verifier: VerifierKey, request: WalletRe
       state: request.state,
       dcql_query: ageQuery(request.threshold),
       client_metadata: buildClientMetadata(request.encryptionKey, verifier.rpMetadata),
+      ...verifierInfoOf(verifier),
+      // §5.10: "When received, the Verifier MUST use it as the wallet_nonce value in the signed authorization request object."
+      ...(request.walletNonce !== undefined && { wallet_nonce: request.walletNonce }),
     },
     now,
   )
@@ -51,7 +63,19 @@ export async function signRequest(verifier: VerifierKey, claims: JWTPayload, now
     .sign(verifier.privateKey)
 }
 
-/** What the QR code and the same-device link carry: the client id and where to fetch the request. */
+/**
+ * `verifier_info` (§5.1) of a signed request, when the operator has attestations about us: absent
+ * otherwise, so that a deployment without a registration certificate sends what it always sent.
+ */
+export function verifierInfoOf(verifier: VerifierKey): { verifier_info?: VerifierKey['verifierInfo'] } {
+  return verifier.verifierInfo?.length ? { verifier_info: verifier.verifierInfo } : {}
+}
+
+/**
+ * What the QR code and the same-device link carry: the client id, where to fetch the request, and
+ * `request_uri_method=post` (§5.1), which invites a wallet to POST its metadata and a nonce of its own
+ * there (§5.10), as the EUDI reference wallet does; a wallet that does not, GETs it as before.
+ */
 export function walletLink(verifier: VerifierKey, requestUri: string): string {
-  return `openid4vp://?${new URLSearchParams({ client_id: verifier.clientId, request_uri: requestUri })}`
+  return `openid4vp://?${new URLSearchParams({ client_id: verifier.clientId, request_uri: requestUri, request_uri_method: 'post' })}`
 }

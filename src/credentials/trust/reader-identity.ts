@@ -1,9 +1,9 @@
 import { createHash, createPrivateKey, createPublicKey, X509Certificate, type KeyObject } from 'node:crypto'
-import { readFileSync } from 'node:fs'
 import type { CredentialConfig } from '../../config.ts'
 import { ConfigError } from '../../errors.ts'
-import { x509HashClientId } from '../../keys/verifier-key.ts'
-import { PEM_CERTIFICATE } from './trust-list.ts'
+import { x509HashClientId, type VerifierInfo } from '../../keys/verifier-key.ts'
+import { checkCertificateCurrent, checkChainEndsAtRoot, checkChainOrder, describeName, readCertificates, readRoots, readSettingText, type Setting } from './certificate-chain.ts'
+import { loadRegistrationCertificate, REGISTRATION_CERTIFICATE_FORMAT, type RegistrationCertificate } from './registration-certificate.ts'
 
 /**
  * A certificate chain an operator obtained for this deployment (leaf first) and the private key of its
@@ -27,6 +27,10 @@ export type RequestSigningKey = CertifiedKey & {
   sanDnsClientId?: string
   /** Google Wallet's `gw_rp_metadata_bytes` (base64url) for this certificate: CREDENTIAL_VERIFIER_RP_METADATA. */
   rpMetadata?: string
+  /** The relying party's registration certificate for this access certificate: CREDENTIAL_VERIFIER_REGISTRATION_CERT_FILE. */
+  registration?: RegistrationCertificate
+  /** OpenID4VP 1.0 §5.1 `verifier_info` of signed requests: the registration certificate, when there is one. */
+  verifierInfo?: VerifierInfo[]
 }
 
 /** The operator's certificates for the digital ID method; each absent while its settings are unset. */
@@ -37,9 +41,8 @@ export type ReaderIdentity = {
   requestSigning?: RequestSigningKey
 }
 
-type IdentityFiles = Pick<CredentialConfig, 'readerKeyFile' | 'readerCertificateFile' | 'verifierKeyFile' | 'verifierCertificateFile'> & {
-  verifierRpMetadata?: string
-}
+type IdentityFiles = Pick<CredentialConfig, 'readerKeyFile' | 'readerCertificateFile' | 'verifierKeyFile' | 'verifierCertificateFile'> &
+  Partial<Pick<CredentialConfig, 'verifierRpMetadata' | 'verifierRegistrationCertificateFile' | 'verifierRootsFile'>>
 
 /**
  * Google's Verifier Registrar extension: non-critical, an OCTET STRING holding the SHA-256 of the
@@ -51,7 +54,9 @@ const GOOGLE_RP_METADATA_EXTENSION = '1.3.6.1.4.1.11129.10.1'
 /**
  * Reads and checks the operator's certificate files once, at start: a file that cannot be read, a key
  * that is not EC P-256 or not the leaf's, a chain out of order, or a certificate not valid at `now`
- * stops start-up with a {@link ConfigError} naming the setting.
+ * stops start-up with a {@link ConfigError} naming the setting. So does, for the request-signing
+ * (access) certificate, a chain that does not end at a root of CREDENTIAL_VERIFIER_ROOTS_FILE, and a
+ * registration certificate that is not well formed, signed, current and about the same relying party.
  */
 export async function loadReaderIdentity(files: IdentityFiles, now: Date): Promise<ReaderIdentity> {
   const identity: ReaderIdentity = {}
@@ -71,15 +76,27 @@ export async function loadReaderIdentity(files: IdentityFiles, now: Date): Promi
     const dnsName = firstDnsName(signing.chain[0]!)
     identity.requestSigning = { ...signing, clientId: x509HashClientId(signing.x5c[0]!), ...(dnsName && { sanDnsClientId: `x509_san_dns:${dnsName}` }) }
     if (files.verifierRpMetadata) identity.requestSigning.rpMetadata = await checkRpMetadata(files.verifierRpMetadata, signing.chain[0]!)
+    const rootsSetting = files.verifierRootsFile ? { variable: 'CREDENTIAL_VERIFIER_ROOTS_FILE', file: files.verifierRootsFile } : undefined
+    const roots = rootsSetting && { setting: rootsSetting, certificates: readRoots(rootsSetting, now) }
+    if (roots) checkChainEndsAtRoot(signing.chain, roots, { variable: 'CREDENTIAL_VERIFIER_CERT_FILE', file: files.verifierCertificateFile })
+    if (files.verifierRegistrationCertificateFile) {
+      const registration = await loadRegistrationCertificate(
+        { variable: 'CREDENTIAL_VERIFIER_REGISTRATION_CERT_FILE', file: files.verifierRegistrationCertificateFile },
+        { certificate: signing.chain[0]!, variable: 'CREDENTIAL_VERIFIER_CERT_FILE' },
+        roots,
+        now,
+      )
+      identity.requestSigning.registration = registration
+      // No credential_ids: the registration is about every credential the request asks for (the EUDI wallet refuses it with them).
+      identity.requestSigning.verifierInfo = [{ format: REGISTRATION_CERTIFICATE_FORMAT, data: registration.jwt }]
+    }
   }
   return identity
 }
 
-type Setting = { variable: string; file: string }
-
 /** One certificate chain (PEM, leaf first) and its leaf's private key (PEM, PKCS#8 or SEC 1), checked. */
 export async function loadCertifiedKey(certificates: Setting, key: Setting, now: Date): Promise<CertifiedKey> {
-  const chain = readChain(certificates)
+  const chain = readCertificates(certificates)
   const privateKey = readPrivateKey(key)
   const publicKey = createPublicKey(privateKey)
   const leaf = chain[0]!
@@ -88,10 +105,10 @@ export async function loadCertifiedKey(certificates: Setting, key: Setting, now:
     const position = chain.findIndex((certificate) => publicKey.equals(certificate.publicKey))
     if (position > 0) throw new ConfigError(certificates.variable, `is not in order, leaf first: the key of ${key.variable} belongs to certificate ${position + 1} (${certificates.file})`)
     if (!isP256(leaf.publicKey)) throw new ConfigError(certificates.variable, `leaf certificate's key must be EC P-256 (ES256), got ${describeKey(leaf.publicKey)} (${certificates.file})`)
-    throw new ConfigError(key.variable, `is not the private key of the leaf certificate in ${certificates.variable} (${leaf.subject.replace(/\n/g, ', ')})`)
+    throw new ConfigError(key.variable, `is not the private key of the leaf certificate in ${certificates.variable} (${describeName(leaf.subject)})`)
   }
-  checkOrder(chain, certificates)
-  for (const certificate of chain) checkCurrent(certificate, certificates, now)
+  checkChainOrder(chain, certificates)
+  for (const certificate of chain) checkCertificateCurrent(certificate, certificates, now)
   const der = privateKey.export({ format: 'der', type: 'pkcs8' })
   return {
     chain,
@@ -102,10 +119,18 @@ export async function loadCertifiedKey(certificates: Setting, key: Setting, now:
 
 /** What the log says at start about the identities from files: enough to check which certificate is in use. */
 export function describeReaderIdentity(identity: ReaderIdentity): Record<string, unknown> {
-  const about = (key: CertifiedKey) => ({ subject: key.chain[0]!.subject.replace(/\n/g, ', '), issuer: key.chain[0]!.issuer.replace(/\n/g, ', '), expires: new Date(key.chain[0]!.validTo).toISOString() })
+  const about = (key: CertifiedKey) => ({ subject: describeName(key.chain[0]!.subject), issuer: describeName(key.chain[0]!.issuer), expires: new Date(key.chain[0]!.validTo).toISOString() })
+  const signing = identity.requestSigning
+  const registration = signing?.registration && {
+    relying_party: signing.registration.relyingParty,
+    ...(signing.registration.name !== undefined && { name: signing.registration.name }),
+    signer: signing.registration.signer,
+    issued: signing.registration.issuedAt.toISOString(),
+    ...(signing.registration.expiresAt && { expires: signing.registration.expiresAt.toISOString() }),
+  }
   return {
     ...(identity.readerAuth && { reader_auth: about(identity.readerAuth) }),
-    ...(identity.requestSigning && { request_signing: { ...about(identity.requestSigning), client_id: identity.requestSigning.clientId, rp_metadata: identity.requestSigning.rpMetadata !== undefined } }),
+    ...(signing && { request_signing: { ...about(signing), client_id: signing.clientId, rp_metadata: signing.rpMetadata !== undefined, ...(registration && { registration }) } }),
   }
 }
 
@@ -131,31 +156,8 @@ async function checkRpMetadata(value: string, leaf: X509Certificate): Promise<st
   return value
 }
 
-function readText({ variable, file }: Setting): string {
-  try {
-    return readFileSync(file, 'utf8')
-  } catch (cause) {
-    throw new ConfigError(variable, `could not be read (${file}): ${cause instanceof Error ? cause.message : cause}`)
-  }
-}
-
-function readChain(setting: Setting): X509Certificate[] {
-  const text = readText(setting)
-  // A key in the certificate file would travel wherever the chain is copied (and the chain is public).
-  if (text.includes('PRIVATE KEY-----')) throw new ConfigError(setting.variable, `holds a private key: keep it in its own file (${setting.file})`)
-  const blocks = text.match(PEM_CERTIFICATE) ?? []
-  if (blocks.length === 0) throw new ConfigError(setting.variable, `holds no PEM certificate (${setting.file})`)
-  return blocks.map((pem, index) => {
-    try {
-      return new X509Certificate(pem)
-    } catch {
-      throw new ConfigError(setting.variable, `certificate ${index + 1} is not a readable X.509 certificate (${setting.file})`)
-    }
-  })
-}
-
 function readPrivateKey(setting: Setting): KeyObject {
-  const text = readText(setting)
+  const text = readSettingText(setting)
   let key: KeyObject
   try {
     key = createPrivateKey(text)
@@ -164,22 +166,6 @@ function readPrivateKey(setting: Setting): KeyObject {
   }
   if (!isP256(key)) throw new ConfigError(setting.variable, `must be an EC P-256 key (ES256), got ${describeKey(key)} (${setting.file})`)
   return key
-}
-
-/** Leaf first, each certificate issued and signed by the next, which is a CA (RFC 5280 §6.1, in the order wallets read `x5c`). */
-function checkOrder(chain: X509Certificate[], setting: Setting): void {
-  for (let i = 0; i + 1 < chain.length; i++) {
-    const [certificate, issuer] = [chain[i]!, chain[i + 1]!]
-    if (!issuer.ca || !certificate.checkIssued(issuer) || !certificate.verify(issuer.publicKey)) {
-      throw new ConfigError(setting.variable, `is not a chain in order, leaf first: certificate ${i + 2} did not issue certificate ${i + 1} (${setting.file})`)
-    }
-  }
-}
-
-function checkCurrent(certificate: X509Certificate, setting: Setting, now: Date): void {
-  const subject = certificate.subject.replace(/\n/g, ', ')
-  if (now < new Date(certificate.validFrom)) throw new ConfigError(setting.variable, `certificate ${subject} is not valid before ${new Date(certificate.validFrom).toISOString()} (${setting.file})`)
-  if (now > new Date(certificate.validTo)) throw new ConfigError(setting.variable, `certificate ${subject} expired on ${new Date(certificate.validTo).toISOString()} (${setting.file})`)
 }
 
 function isP256(key: KeyObject): boolean {
