@@ -1,11 +1,23 @@
+import { hostname } from 'node:os'
 import { Counter, Gauge, Registry } from 'prom-client'
 import { registerHttpMetrics } from './http-metrics.ts'
+import { workerIndex } from './workers.ts'
 
 /** The service's Prometheus metrics, one registry per app (tests build many apps in one process). */
 export type Metrics = ReturnType<typeof createMetrics>
 
-export function createMetrics() {
+/** Which process counted a series: the machine (or container) and its place among the server's WORKERS. */
+export type ProcessLabels = { host: string; worker: string }
+
+/**
+ * Every series carries the labels of the process that counts it. Each process counts on its own, and a
+ * scrape is answered by one of them: the kernel hands it to any of the WORKERS sharing the port, a balancer
+ * to any instance. Without these labels, successive scrapes of one target read different processes' totals
+ * into one series, and `rate()` takes each drop for a restart (docs/deploy.md, "Metrics").
+ */
+export function createMetrics(processLabels: ProcessLabels = { host: hostname(), worker: String(workerIndex()) }) {
   const registry = new Registry()
+  registry.setDefaultLabels(processLabels)
   return {
     registry,
     http: registerHttpMetrics(registry),
