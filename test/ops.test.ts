@@ -161,6 +161,18 @@ describe('the process behind each series', () => {
   })
 })
 
+describe('series that exist before their first event', () => {
+  test('closed sets of events start at 0, so that the first dead letter or replayed code is an increase', async () => {
+    const text = await createMetrics({ host: 'h', worker: '0' }).registry.metrics()
+    const zero = (name: string, label: string, value: string) => expect(text).toContain(`${name}{${label}="${value}",host="h",worker="0"} 0\n`)
+    for (const event of ['issued', 'redeemed', 'expired', 'replayed']) zero('ofage_codes_total', 'event', event)
+    for (const outcome of ['delivered', 'failed', 'dead']) zero('ofage_webhook_attempts_total', 'outcome', outcome)
+    for (const outcome of ['pass', 'unverified', 'refused', 'unknown_host', 'ambiguous', 'suspended', 'unavailable']) zero('ofage_gate_checks_total', 'outcome', outcome)
+    for (const route of ['api', 'page']) zero('ofage_rate_limited_total', 'route', route)
+    expect(text).toContain('ofage_plan_limit_refusals_total{host="h",worker="0"} 0\n')
+  })
+})
+
 describe('the API deadline', () => {
   test('an API call that never answers gets the spec 500 at the deadline; a page is not cut', async () => {
     const logged: string[] = []
