@@ -57,7 +57,7 @@ const url = `http://127.0.0.1:${port}`
 beforeAll(async () => {
   if (!onPostgres) return
   database = await freshDatabaseUrl()
-  const env = { ...process.env, DATABASE_URL: database.url, PORT: String(port), PUBLIC_URL: url, APP_URL: url, FACE_CHECK: '0', OFAGE_DEMO: '0', WORKERS: '3' }
+  const env = { ...process.env, DATABASE_URL: database.url, PORT: String(port), PUBLIC_URL: url, APP_URL: url, FACE_CHECK: '0', OFAGE_DEMO: '0', WORKERS: '3', METRICS_PUBLIC: '1' }
   server = Bun.spawn(['bun', 'src/index.ts'], { env, stdout: 'ignore', stderr: 'ignore' })
   await waitUntilReady(url, 30_000)
 }, 60_000)
@@ -67,6 +67,26 @@ afterAll(async () => {
   server?.kill('SIGKILL')
   await database?.drop()
 })
+
+test.skipIf(!onPostgres)('a scrape is answered by any one of the workers, and its series say which: none is read into another', async () => {
+  await until(() => childrenOf(server.pid).length === 2)
+  // A new connection each time, as a scraper's may be: the kernel picks the worker, once the others listen too
+  // (they start after the first is ready).
+  const workers = new Set<string>()
+  const started = performance.now()
+  while (workers.size < 2 && performance.now() - started < 20_000) {
+    const scrapes = await Promise.all(Array.from({ length: 10 }, () => fetch(`${url}/metrics`, { headers: { connection: 'close' } }).then((r) => r.text())))
+    for (const text of scrapes) {
+      const samples = text.split('\n').filter((line) => line.startsWith('ofage_'))
+      const named = new Set(samples.map((line) => /[{,]worker="(\d+)"/.exec(line)?.[1]))
+      expect(named.size).toBe(1)
+      workers.add([...named][0]!)
+    }
+    await Bun.sleep(200)
+  }
+  expect([...workers].every((worker) => ['0', '1', '2'].includes(worker))).toBe(true)
+  expect(workers.size).toBeGreaterThan(1)
+}, 30_000)
 
 test.skipIf(!onPostgres)('three workers serve one port; a dead one is started again; when the first is killed outright the others stop', async () => {
   await until(() => childrenOf(server.pid).length === 2)

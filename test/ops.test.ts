@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { hostname } from 'node:os'
 import { instrument, routeLabel } from '../src/ops/instrument.ts'
 import { createMetrics } from '../src/ops/metrics.ts'
 import { registerHttpMetrics } from '../src/ops/http-metrics.ts'
@@ -132,17 +133,43 @@ describe('GET /metrics', () => {
     const refused = await ctx.request(`/?client_id=${client.id}&redirect_uri=${encodeURIComponent(REDIRECT_URI)}`)
     expect(refused.status).toBe(402)
     const text = await (await ctx.request('/metrics', { headers: { authorization: 'Bearer scrape-me' } })).text()
-    expect(text).toMatch(/ofage_http_requests_total\{method="POST",route="\/api\/oauth\/token",status="200"\} [1-9]/)
-    expect(text).toMatch(/ofage_http_requests_total\{method="POST",route="\/api\/oauth\/token",status="400"\} [1-9]/)
-    expect(text).toMatch(/ofage_http_request_duration_seconds_bucket\{le="0.005",method="GET",route="\/healthz"\}/)
-    expect(text).toMatch(/ofage_codes_total\{event="redeemed"\} [1-9]/)
-    expect(text).toMatch(/ofage_codes_total\{event="replayed"\} [1-9]/)
-    expect(text).toMatch(/ofage_plan_limit_refusals_total [1-9]/)
+    expect(text).toMatch(/ofage_http_requests_total\{method="POST",route="\/api\/oauth\/token",status="200"[^}]*\} [1-9]/)
+    expect(text).toMatch(/ofage_http_requests_total\{method="POST",route="\/api\/oauth\/token",status="400"[^}]*\} [1-9]/)
+    expect(text).toMatch(/ofage_http_request_duration_seconds_bucket\{le="0.005",method="GET",route="\/healthz"[,}]/)
+    expect(text).toMatch(/ofage_codes_total\{event="redeemed"[^}]*\} [1-9]/)
+    expect(text).toMatch(/ofage_codes_total\{event="replayed"[^}]*\} [1-9]/)
+    expect(text).toMatch(/ofage_plan_limit_refusals_total\{[^}]*\} [1-9]/)
     // This process's memory, read at the scrape.
-    const rss = Number(/ofage_process_memory_bytes\{kind="rss"\} (\d+)/.exec(text)?.[1])
+    const rss = Number(/ofage_process_memory_bytes\{kind="rss"[^}]*\} (\d+)/.exec(text)?.[1])
     expect(rss).toBeGreaterThan(10 * 2 ** 20)
-    expect(text).toMatch(/ofage_process_memory_bytes\{kind="heap_used"\} [1-9]/)
+    expect(text).toMatch(/ofage_process_memory_bytes\{kind="heap_used"[^}]*\} [1-9]/)
     expect(text).not.toContain(code)
+  })
+})
+
+describe('the process behind each series', () => {
+  test('every series names the process that counted it: a scrape of one target may be answered by any of them', async () => {
+    const metrics = createMetrics({ host: 'ofage-2.internal', worker: '3' })
+    metrics.http.record('GET', '/healthz', 200, 0.001)
+    metrics.codes.inc({ event: 'issued' })
+    const samples = (await metrics.registry.metrics()).split('\n').filter((line) => line !== '' && !line.startsWith('#'))
+    expect(samples.length).toBeGreaterThan(10)
+    for (const line of samples) expect(line).toMatch(/\{(.*,)?host="ofage-2\.internal",worker="3"\} /)
+    // A server's own: its machine, and 0 for the first process (WORKERS starts the others with their index).
+    const text = await (await ctx.request('/metrics', { headers: { authorization: 'Bearer scrape-me' } })).text()
+    expect(text).toContain(`ofage_plan_limit_refusals_total{host="${hostname()}",worker="0"}`)
+  })
+})
+
+describe('series that exist before their first event', () => {
+  test('closed sets of events start at 0, so that the first dead letter or replayed code is an increase', async () => {
+    const text = await createMetrics({ host: 'h', worker: '0' }).registry.metrics()
+    const zero = (name: string, label: string, value: string) => expect(text).toContain(`${name}{${label}="${value}",host="h",worker="0"} 0\n`)
+    for (const event of ['issued', 'redeemed', 'expired', 'replayed']) zero('ofage_codes_total', 'event', event)
+    for (const outcome of ['delivered', 'failed', 'dead']) zero('ofage_webhook_attempts_total', 'outcome', outcome)
+    for (const outcome of ['pass', 'unverified', 'refused', 'unknown_host', 'ambiguous', 'suspended', 'unavailable']) zero('ofage_gate_checks_total', 'outcome', outcome)
+    for (const route of ['api', 'page']) zero('ofage_rate_limited_total', 'route', route)
+    expect(text).toContain('ofage_plan_limit_refusals_total{host="h",worker="0"} 0\n')
   })
 })
 
