@@ -8,7 +8,7 @@ import { decryptResponse, readResponseKeyId, type DecryptedResponse } from '../.
 import { signRequestObject, walletLink } from '../../src/credentials/openid4vp/request-object.ts'
 import { generateResponseEncryptionKey, responseKeyThumbprint, type ResponseEncryptionKey } from '../../src/credentials/openid4vp/response-encryption-key.ts'
 import { dcApiSessionTranscript, openId4VpSessionTranscript } from '../../src/credentials/openid4vp/session-transcript.ts'
-import type { PresentationResult } from '../../src/credentials/presentation.ts'
+import type { AnswerResult } from '../../src/credentials/presentation.ts'
 import { parseTrustList, type TrustList } from '../../src/credentials/trust/trust-list.ts'
 import type { VerifierKey } from '../../src/keys/verifier-key.ts'
 import { encryptResponse } from '../wallets/jwe-encrypt.ts'
@@ -78,7 +78,7 @@ const dcApiJwt = (key: ResponseEncryptionKey): AnswerBinding => ({ responseMode:
 const directPostJwt = (key: ResponseEncryptionKey): AnswerBinding => ({ responseMode: 'direct_post.jwt', clientId: verifier.clientId, responseUri: RESPONSE_URI, encryptionKey: key.publicKey })
 
 /** What the routes will do with an encrypted answer: decrypt with the request's key, then verify. */
-async function verifyEncrypted(jwe: string, key: ResponseEncryptionKey, binding: AnswerBinding): Promise<PresentationResult | DecryptedResponse> {
+async function verifyEncrypted(jwe: string, key: ResponseEncryptionKey, binding: AnswerBinding): Promise<AnswerResult | DecryptedResponse> {
   const decrypted = await decryptResponse(jwe, key.privateKey)
   return decrypted.ok ? verifyAgeAnswer(decrypted.response.vp_token, check(binding)) : decrypted
 }
