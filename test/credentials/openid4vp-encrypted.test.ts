@@ -237,6 +237,14 @@ describe('encrypted answers that are refused', () => {
     expect(await decryptResponse(jwe.slice(0, -4), key.privateKey)).toMatchObject({ ok: false })
   })
 
+  test('apu and apv, as wallets on @openid4vc/openid4vp send them, are part of the key derivation (RFC 7518 §4.6.2)', async () => {
+    const party = { apu: Buffer.from('wallet-nonce').toString('base64url'), apv: Buffer.from('request-nonce').toString('base64url') }
+    expect(await decryptResponse(await encryptResponse(payload, key.publicKey, party), key.privateKey)).toEqual({ ok: true, response: payload })
+    // The same header with a key derived without them: the content key differs, so the JWE does not open.
+    const underived = await encryptResponse(payload, key.publicKey, { header: party })
+    expect(await decryptResponse(underived, key.privateKey)).toEqual({ ok: false, failure: 'undecryptable' })
+  })
+
   test("a JWE to another request's key is undecryptable, whether it names that key or claims ours", async () => {
     const other = await generateResponseEncryptionKey()
     const toOther = await encryptResponse(payload, other.publicKey)
