@@ -7,7 +7,7 @@ import { verifyAgeAnswer } from './openid4vp/answer.ts'
 import { digitalCredentialsRequest, signedDcApiRequest } from './openid4vp/dc-api.ts'
 import { decryptResponse, readResponseKeyId } from './openid4vp/encrypted-response.ts'
 import { publicEncryptionKey, type ResponseEncryptionPublicKey } from './openid4vp/response-encryption-key.ts'
-import type { CredentialFailure, PresentationResult } from './presentation.ts'
+import type { AnswerResult } from './presentation.ts'
 import { AGE_DOC_TYPES, type AgeDocType } from './queries.ts'
 import type { Revocation } from './status/revocation.ts'
 import type { TrustList } from './trust/trust-list.ts'
@@ -65,9 +65,6 @@ export type DcApiAnswerCheck = {
   /** Status lists and CRLs, checked last (status/revocation.ts). */
   revocation: Revocation
 }
-
-/** A verified answer, or why not: a presentation's failure, or the visitor declined in the wallet. */
-export type AnswerResult = PresentationResult | { valid: false; failure: Extract<CredentialFailure, 'declined'> }
 
 /**
  * Verifies what the browser handed back, `{ protocol, data }`, by the protocol it names. An answer in a

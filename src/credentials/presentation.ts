@@ -31,9 +31,17 @@ export const PRESENTATION_FAILURES = [
 
 export type PresentationFailure = (typeof PRESENTATION_FAILURES)[number]
 
-/** What a request's answer can end in besides a verified presentation: the visitor declined in the wallet. */
+/**
+ * What a request's answer can end in besides a verified presentation: `declined`, the wallet answered without a
+ * credential (the visitor declined in it, or it reported an error of its own: an OpenID4VP error response, an
+ * ISO 18013-5 DeviceResponse status other than 0 or a DocumentError for what we asked). Nothing was shared, and
+ * the visitor is not to blame.
+ */
 export const CREDENTIAL_FAILURES = [...PRESENTATION_FAILURES, 'declined'] as const
 export type CredentialFailure = (typeof CREDENTIAL_FAILURES)[number]
+
+/** A verified answer, or why not: a presentation's failure, or the wallet answered without a credential. */
+export type AnswerResult = PresentationResult | { valid: false; failure: Extract<CredentialFailure, 'declined'> }
 
 /** The one thing a verified age presentation tells us: the holder is at least `ageOver` years old. */
 export type PresentationResult = { valid: true; ageOver: number } | { valid: false; failure: PresentationFailure }

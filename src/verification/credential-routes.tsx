@@ -1,12 +1,12 @@
 import { Elysia, t } from 'elysia'
 import { renderSVG } from 'uqr'
-import { digitalCredentialRequests, verifyDigitalCredentialAnswer, type AnswerResult } from '../credentials/digital-credentials.ts'
+import { digitalCredentialRequests, verifyDigitalCredentialAnswer } from '../credentials/digital-credentials.ts'
 import { verifyAgeAnswer, type AnswerBinding } from '../credentials/openid4vp/answer.ts'
 import { avAppLink, redirectUriClientId } from '../credentials/openid4vp/av-app-request.ts'
 import { decryptResponse, readResponseKeyId, type AuthorizationResponse } from '../credentials/openid4vp/encrypted-response.ts'
 import { walletLink } from '../credentials/openid4vp/request-object.ts'
 import { publicEncryptionKey } from '../credentials/openid4vp/response-encryption-key.ts'
-import type { PresentationResult } from '../credentials/presentation.ts'
+import type { AnswerResult } from '../credentials/presentation.ts'
 import { AV_APP_QUERY_IDS, type CredentialQueryId } from '../credentials/queries.ts'
 import { createRevocation } from '../credentials/status/revocation.ts'
 import { sha256Hex } from '../lib/crypto.ts'
@@ -86,7 +86,7 @@ export function credentialRoutes(deps: AppDeps, { openPage, openForm, offeredMet
   // Annex C readerAuth, with the operator's reader certificate (Apple Wallet answers only signed requests).
   const reader = credentials.readerAuth && { privateKey: credentials.readerAuth.privateKey, certificateChain: credentials.readerAuth.x5c.map((der) => Buffer.from(der, 'base64')) }
 
-  async function verify(request: CredentialRequest, vpToken: unknown, binding: AnswerBinding, queries?: readonly CredentialQueryId[]): Promise<PresentationResult> {
+  async function verify(request: CredentialRequest, vpToken: unknown, binding: AnswerBinding, queries?: readonly CredentialQueryId[]): Promise<AnswerResult> {
     const answer = { trustList: await credentials!.trust.current(), nonce: request.nonce, threshold: request.ageRequired, now: deps.clock.now(), binding, revocation, queries }
     return verifyAgeAnswer(vpToken, answer)
   }
@@ -147,7 +147,7 @@ export function credentialRoutes(deps: AppDeps, { openPage, openForm, offeredMet
         const result = await answer(request, async () =>
           plainAnswers ? verify(request, parseOrUndefined(body.vp_token ?? ''), crossDevice) : { valid: false, failure: 'wrong_protocol' },
         )
-        if (!result.valid) throw new OAuthError('invalid_request', `The presentation was not accepted: ${result.failure}`)
+        if (!result.valid && result.failure !== 'declined') throw new OAuthError('invalid_request', `The presentation was not accepted: ${result.failure}`)
         return {}
       },
       { parse: [readAnswer, 'urlencoded'], body: WalletAnswer, detail: { hide: true } },
@@ -171,7 +171,7 @@ export function credentialRoutes(deps: AppDeps, { openPage, openForm, offeredMet
             ? { valid: false, failure: 'wrong_protocol' }
             : verify(request, parseOrUndefined(body.vp_token ?? ''), { responseMode: 'direct_post', clientId: redirectUriClientId(responseUri), responseUri }, AV_APP_QUERY_IDS),
         )
-        if (!result.valid) throw new OAuthError('invalid_request', `The presentation was not accepted: ${result.failure}`)
+        if (!result.valid && result.failure !== 'declined') throw new OAuthError('invalid_request', `The presentation was not accepted: ${result.failure}`)
         return {}
       },
       { parse: [readAnswer, 'urlencoded'], body: WalletAnswer, detail: { hide: true } },

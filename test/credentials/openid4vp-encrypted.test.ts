@@ -8,7 +8,7 @@ import { decryptResponse, readResponseKeyId, type DecryptedResponse } from '../.
 import { signRequestObject, walletLink } from '../../src/credentials/openid4vp/request-object.ts'
 import { generateResponseEncryptionKey, responseKeyThumbprint, type ResponseEncryptionKey } from '../../src/credentials/openid4vp/response-encryption-key.ts'
 import { dcApiSessionTranscript, openId4VpSessionTranscript } from '../../src/credentials/openid4vp/session-transcript.ts'
-import type { PresentationResult } from '../../src/credentials/presentation.ts'
+import type { AnswerResult } from '../../src/credentials/presentation.ts'
 import { parseTrustList, type TrustList } from '../../src/credentials/trust/trust-list.ts'
 import type { VerifierKey } from '../../src/keys/verifier-key.ts'
 import { encryptResponse } from '../wallets/jwe-encrypt.ts'
@@ -78,7 +78,7 @@ const dcApiJwt = (key: ResponseEncryptionKey): AnswerBinding => ({ responseMode:
 const directPostJwt = (key: ResponseEncryptionKey): AnswerBinding => ({ responseMode: 'direct_post.jwt', clientId: verifier.clientId, responseUri: RESPONSE_URI, encryptionKey: key.publicKey })
 
 /** What the routes will do with an encrypted answer: decrypt with the request's key, then verify. */
-async function verifyEncrypted(jwe: string, key: ResponseEncryptionKey, binding: AnswerBinding): Promise<PresentationResult | DecryptedResponse> {
+async function verifyEncrypted(jwe: string, key: ResponseEncryptionKey, binding: AnswerBinding): Promise<AnswerResult | DecryptedResponse> {
   const decrypted = await decryptResponse(jwe, key.privateKey)
   return decrypted.ok ? verifyAgeAnswer(decrypted.response.vp_token, check(binding)) : decrypted
 }
@@ -235,6 +235,14 @@ describe('encrypted answers that are refused', () => {
     const header = alter(jwe, 0, (bytes) => Buffer.from(JSON.stringify({ ...JSON.parse(bytes.toString()), typ: 'JWT' })))
     expect(await decryptResponse(header, key.privateKey)).toEqual({ ok: false, failure: 'undecryptable' })
     expect(await decryptResponse(jwe.slice(0, -4), key.privateKey)).toMatchObject({ ok: false })
+  })
+
+  test('apu and apv, as wallets on @openid4vc/openid4vp send them, are part of the key derivation (RFC 7518 §4.6.2)', async () => {
+    const party = { apu: Buffer.from('wallet-nonce').toString('base64url'), apv: Buffer.from('request-nonce').toString('base64url') }
+    expect(await decryptResponse(await encryptResponse(payload, key.publicKey, party), key.privateKey)).toEqual({ ok: true, response: payload })
+    // The same header with a key derived without them: the content key differs, so the JWE does not open.
+    const underived = await encryptResponse(payload, key.publicKey, { header: party })
+    expect(await decryptResponse(underived, key.privateKey)).toEqual({ ok: false, failure: 'undecryptable' })
   })
 
   test("a JWE to another request's key is undecryptable, whether it names that key or claims ours", async () => {

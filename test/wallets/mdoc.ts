@@ -59,7 +59,16 @@ export type MdocPresentation = {
   alterValues?: Record<string, unknown>
   /** Further issued mdocs to present in the same DeviceResponse, each answered the same way. */
   extraDocuments?: Uint8Array[]
+  /** DocumentErrors beside the documents, by doc type (§8.3.2.1.2.2; error code 0: "Data not returned"). */
+  documentErrors?: Record<string, number>
+  /** The DeviceResponse's status (Table 8); 0 if not given. */
+  status?: number
+  /** Per-element errors in each Document (`errors`: { NameSpace => { DataElementIdentifier => ErrorCode } }). */
+  elementErrors?: Record<string, Record<string, number>>
 }
+
+/** What a holder with no document to return sends: a status of Table 8 and, where it says so, DocumentErrors. */
+export type MdocRefusal = { status: number; documentErrors?: Record<string, number> }
 
 /**
  * Issues an mdoc: an IssuerSigned (§8.3.2.1.2.2) whose IssuerSignedItems are the `age_over_NN` statements,
@@ -100,7 +109,8 @@ export async function issueMdoc(issue: MdocIssue): Promise<Uint8Array> {
 }
 
 /**
- * Presents issued mdocs as a DeviceResponse (§8.3.2.1.2.2): version "1.0", one Document per mdoc, status 0.
+ * Presents issued mdocs as a DeviceResponse (§8.3.2.1.2.2): version "1.0", one Document per mdoc, status 0
+ * (or `status`), and `documentErrors` where given.
  * Each discloses the nearest age statement (or `disclose`), the issuer's bytes as issued, and DeviceSigned
  * with empty DeviceNameSpaces and a deviceSignature: a COSE_Sign1 with detached payload over
  * DeviceAuthenticationBytes = #6.24(bstr .cbor ["DeviceAuthentication", SessionTranscript, DocType,
@@ -109,7 +119,21 @@ export async function issueMdoc(issue: MdocIssue): Promise<Uint8Array> {
 export async function presentMdoc(issued: Uint8Array, presentation: MdocPresentation): Promise<Uint8Array> {
   const documents = []
   for (const mdoc of [issued, ...(presentation.extraDocuments ?? [])]) documents.push(await presentDocument(mdoc, presentation))
-  return encode({ version: '1.0', documents, status: 0 })
+  return encode({ version: '1.0', documents, ...documentErrorsOf(presentation.documentErrors), status: presentation.status ?? 0 })
+}
+
+/**
+ * A DeviceResponse without documents (§8.3.2.1.2.2: `? "documents"`, left out when there is none to return): a
+ * holder that reports an error (status 10, 11, 12) or declines to return what was asked (a DocumentError).
+ */
+export function answerWithoutDocuments(refusal: MdocRefusal): Uint8Array {
+  return encode({ version: '1.0', ...documentErrorsOf(refusal.documentErrors), status: refusal.status })
+}
+
+/** DocumentErrors = [+DocumentError], DocumentError = { DocType => ErrorCode }: one map per doc type, as Multipaz writes them. */
+function documentErrorsOf(errors: Record<string, number> | undefined) {
+  const entries = Object.entries(errors ?? {})
+  return entries.length === 0 ? {} : { documentErrors: entries.map(([docType, code]) => new Map([[docType, code]])) }
 }
 
 type IssuedDocument = { docType: string; issuerSigned: { nameSpaces?: Record<string, Tag[]>; issuerAuth: unknown[] } }
@@ -134,6 +158,7 @@ async function presentDocument(issued: Uint8Array, presentation: MdocPresentatio
     // holds one item or more (as Multipaz's MdocCredential.kt also quotes it): with nothing to disclose, no nameSpaces.
     issuerSigned: { ...(Object.keys(nameSpaces).length > 0 && { nameSpaces }), issuerAuth: new Encoded(getEncoded(issuerSigned.issuerAuth)!) },
     deviceSigned: { nameSpaces: deviceNameSpacesBytes, deviceAuth: await deviceAuth(deviceAuthenticationBytes, presentation) },
+    ...(presentation.elementErrors && { errors: presentation.elementErrors }),
   }
 }
 

@@ -1,11 +1,12 @@
 import type { DeviceSignedDocument } from '@auth0/mdl'
 import type { X509Certificate } from 'node:crypto'
-import type { PresentationFailure, PresentationResult } from '../presentation.ts'
+import type { AnswerResult, PresentationFailure, PresentationResult } from '../presentation.ts'
 import { AGE_DOC_TYPES, type AgeDocType } from '../queries.ts'
 import { documentSignerMatchesIaca } from '../trust/issuer-binding.ts'
 import { readStatusClaim, type Revocation } from '../status/revocation.ts'
 import { checkCertificateChain, type TrustList } from '../trust/trust-list.ts'
 import { encodeCbor, mdl } from './cbor-env.ts'
+import { readDeviceResponse } from './device-response.ts'
 
 const { DataItem, parse, Verifier } = mdl
 
@@ -51,7 +52,8 @@ const fail = (failure: PresentationFailure): PresentationResult => ({ valid: fal
 
 /**
  * Verifies an ISO 18013-5 DeviceResponse proving an age (OpenID4VP 1.0 Appendix B.2, or ISO/IEC 18013-7
- * Annex C once opened by `openAnnexCResponse`): one document, of a doc type the check accepts; its issuer's
+ * Annex C once opened by `openAnnexCResponse`): the document of a doc type the check accepts (device-response.ts:
+ * a wallet's error status, a DocumentError or no document is `declined`); its issuer's
  * signature (issuerAuth) by the document signer certificate in its x5chain, which must chain to a root of
  * the trust list; certificates and the MSO's validityInfo current at `now`; the
  * digests of the disclosed elements; the device's signature over our SessionTranscript; and the disclosed
@@ -59,14 +61,15 @@ const fail = (failure: PresentationFailure): PresentationResult => ({ valid: fal
  * presentation is a failure, never an exception; only a SessionTranscript of ours that @auth0/mdl cannot
  * embed unchanged throws (see `sessionTranscriptBytes`).
  */
-export async function verifyMdocAgePresentation(deviceResponse: Uint8Array, check: MdocPresentationCheck): Promise<PresentationResult> {
+export async function verifyMdocAgePresentation(deviceResponse: Uint8Array, check: MdocPresentationCheck): Promise<AnswerResult> {
   const encodedSessionTranscript = sessionTranscriptBytes(check.sessionTranscript)
-  const response = withIssuerNameSpaces(deviceResponse)
+  const accepted: readonly string[] = typeof check.docType === 'string' ? [check.docType] : check.docType
+  const answer = readDeviceResponse(deviceResponse, accepted)
+  if (!answer.ok) return { valid: false, failure: answer.failure }
+  const response = answer.deviceResponse
   const read = readDocument(response)
   if (!read) return fail('malformed')
   const { document, x5chain } = read
-  const accepted: readonly string[] = typeof check.docType === 'string' ? [check.docType] : check.docType
-  if (!accepted.includes(document.docType)) return fail('wrong_credential')
   // deviceMac needs an ECDH with a reader key we never send (OpenID4VP and Annex C have none); only a signature binds.
   if (!document.deviceSigned.deviceAuth.deviceSignature) return fail('key_binding')
 
@@ -117,34 +120,11 @@ async function checkRevocation(status: unknown, path: X509Certificate[], revocat
   return proven
 }
 
-/**
- * ISO 18013-5 §8.3.2.1.2.2: IssuerSigned = { ? "nameSpaces": IssuerNameSpaces, "issuerAuth": IssuerAuth }. A holder
- * with nothing to disclose (§7.2.5: no statement it holds answers the threshold) leaves nameSpaces out, and
- * @auth0/mdl's parse reads it unconditionally; an empty map in its place lets the library check the rest, and the
- * answer is then a missing claim. Encoding the response again cannot change what is verified: the MSO, the protected
- * headers and both signatures are byte strings, and DeviceNameSpacesBytes a #6.24 DataItem, all carried over as
- * they are; the rest the library decodes and encodes again itself. A response with nameSpaces is passed on untouched.
- */
-function withIssuerNameSpaces(deviceResponse: Uint8Array): Uint8Array {
-  try {
-    const response: unknown = new DataItem({ buffer: deviceResponse }).data
-    const documents: unknown = response instanceof Map ? response.get('documents') : undefined
-    const document: unknown = Array.isArray(documents) && documents.length === 1 ? documents[0] : undefined
-    const issuerSigned: unknown = document instanceof Map ? document.get('issuerSigned') : undefined
-    if (!(issuerSigned instanceof Map) || issuerSigned.has('nameSpaces')) return deviceResponse
-    issuerSigned.set('nameSpaces', new Map())
-    return encodeCbor(response)
-  } catch {
-    return deviceResponse
-  }
-}
-
-/** The one device-signed document, with its issuer's certificates; else undefined. Its type is checked next. */
+/** The one device-signed document `readDeviceResponse` left, with its issuer's certificates; else undefined. */
 function readDocument(deviceResponse: Uint8Array): { document: DeviceSignedDocument; x5chain: Uint8Array[] } | undefined {
   try {
     const { documents } = parse(deviceResponse)
     const document = documents[0]
-    // We ask for one credential; a second document answers a question we did not ask.
     if (documents.length !== 1 || !(document instanceof mdl.DeviceSignedDocument) || typeof document.docType !== 'string') return undefined
     const x5chain: unknown[] = document.issuerSigned.issuerAuth.x5chain ?? []
     if (!x5chain.every((cert) => cert instanceof Uint8Array)) return undefined

@@ -1,5 +1,5 @@
 import type { JWK } from 'jose'
-import type { PresentationResult } from '../presentation.ts'
+import type { AnswerResult } from '../presentation.ts'
 import { AGE_QUERY_IDS, CREDENTIAL_QUERIES, isCredentialQueryId, type CredentialQueryId } from '../queries.ts'
 import { verifySdJwtAgePresentation } from '../sd-jwt-vc/verify.ts'
 import type { Revocation } from '../status/revocation.ts'
@@ -47,7 +47,7 @@ export type AnswerCheck = {
  * presentation must be the credential its query asked for (§6.1: `vct_values`, `doctype_value`): an mDL
  * answered under the age attestation's id, or a credential of another `vct`, is refused.
  */
-export async function verifyAgeAnswer(vpToken: unknown, check: AnswerCheck): Promise<PresentationResult> {
+export async function verifyAgeAnswer(vpToken: unknown, check: AnswerCheck): Promise<AnswerResult> {
   const entries = vpToken && typeof vpToken === 'object' && !Array.isArray(vpToken) ? Object.entries(vpToken) : []
   if (entries.length !== 1) return { valid: false, failure: 'malformed' }
   const [id, presentations] = entries[0]!
