@@ -22,7 +22,7 @@ import { auditPageQuery, encodeCursor, searchAuditLogs, type AuditCursor, type A
 import { createDashboardSession } from '../src/dashboard/sessions.ts'
 import { createDashboardUser } from '../src/dashboard/users.ts'
 import { silentLogger } from '../src/lib/log.ts'
-import { createClient } from '../src/oauth/clients.ts'
+import { createClient } from '../src/clients/registry.ts'
 import { freshBenchDatabase, seedAuditRows } from './seed.ts'
 
 const { values } = parseArgs({

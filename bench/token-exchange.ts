@@ -20,7 +20,7 @@ import { startServices } from '../src/boot.ts'
 import { ALGORITHM } from '../src/keys/signing-key.ts'
 import { systemClock } from '../src/lib/clock.ts'
 import { silentLogger } from '../src/lib/log.ts'
-import { createClient } from '../src/oauth/clients.ts'
+import { createClient } from '../src/clients/registry.ts'
 import { issueCode } from '../src/oauth/codes.ts'
 import { basic, freshDatabaseUrl, PUBLIC_URL, REDIRECT_URI, testConfig } from '../test/helpers.ts'
 

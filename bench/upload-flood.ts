@@ -21,7 +21,7 @@
 import { readFileSync } from 'node:fs'
 import { startServices } from '../src/boot.ts'
 import { silentLogger } from '../src/lib/log.ts'
-import { createClient } from '../src/oauth/clients.ts'
+import { createClient } from '../src/clients/registry.ts'
 import { freshDatabaseUrl, REDIRECT_URI, testConfig, waitUntilReady } from '../test/helpers.ts'
 import { testBrowser } from '../test/verification/browser.ts'
 

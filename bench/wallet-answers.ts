@@ -27,7 +27,7 @@ import { startServices } from '../src/boot.ts'
 import { createDevIssuer, issueDevCredential, type DevCredentialFormat } from '../src/credentials/dev/issuer.ts'
 import { answerRequest, createDevWallet, fetchRequest } from '../src/credentials/dev/wallet.ts'
 import { silentLogger } from '../src/lib/log.ts'
-import { createClient } from '../src/oauth/clients.ts'
+import { createClient } from '../src/clients/registry.ts'
 import { freePort, freshDatabaseUrl, REDIRECT_URI, testConfig, waitUntilReady } from '../test/helpers.ts'
 import { testBrowser } from '../test/verification/browser.ts'
 

@@ -77,6 +77,7 @@ export type RuleProblem =
   | 'limit_range'
   | 'face_buffer_range'
   | 'face_buffer_under_floor'
+  | 'methods_invalid'
   | 'webhook_url_internal'
   | 'webhook_event_unknown'
   | 'webhook_endpoint_known'

@@ -77,3 +77,25 @@ describe("what a route reads of an error (issue 33: a reworded message silently 
     expect(offenders).toEqual([])
   })
 })
+
+describe('the rooms of src/ (issue 33: the client registry in its own room)', () => {
+  const graph = importGraph()
+
+  test('src/clients/ (the registry, its rules, its methods and face buffer) imports no surface or feature above it: only the database, lib, errors, config, keys, rate limits, the usage counters and the webhook outbox', () => {
+    const allowed = /^(db\/|lib\/|errors\.ts$|config\.ts$|keys\/|ratelimit\/|usage\/counters\.ts$|webhooks\/events\.ts$|clients\/)/
+    for (const [file, targets] of graph) {
+      if (file.startsWith('clients/')) expect(targets.filter((target) => !allowed.test(target)), file).toEqual([])
+    }
+  })
+
+  test('no room below the surfaces reaches up into oauth/ for a client: branding, usage counters, webhooks and gate settings use src/clients/', () => {
+    const lower = /^(branding|webhooks|clients|estimator|liveness|credentials|keys|db|lib|ratelimit|mail|i18n)\//
+    for (const [file, targets] of graph) {
+      if (lower.test(file)) expect(targets.filter((target) => target.startsWith('oauth/')), file).toEqual([])
+    }
+  })
+
+  test('authentication of a client stays in oauth/: src/clients/ has no authenticateClient', () => {
+    expect([...graph.keys()].filter((file) => file.startsWith('clients/') && readFileSync(join(SRC, file), 'utf8').includes('export async function authenticateClient'))).toEqual([])
+  })
+})

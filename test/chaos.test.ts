@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { startServices, type Services } from '../src/boot.ts'
 import { silentLogger } from '../src/lib/log.ts'
-import { createClient } from '../src/oauth/clients.ts'
+import { createClient } from '../src/clients/registry.ts'
 import { basic, freePort, freshDatabaseUrl, onPostgres, queryRows, REDIRECT_URI, testConfig, waitUntilReady } from './helpers.ts'
 import { callback, testBrowser } from './verification/browser.ts'
 

@@ -646,7 +646,7 @@ describe('ofage dev: the test issuer and wallet', () => {
     const { startTestServer } = await import('./browser/chromium.ts')
     const running = await startTestServer({ CREDENTIAL_TRUST_LIST: join(dir, 'trust-list.pem') })
     try {
-      const { createClient } = await import('../src/oauth/clients.ts')
+      const { createClient } = await import('../src/clients/registry.ts')
       const { testBrowser } = await import('./verification/browser.ts')
       const { client } = await createClient(running.services.deps, { name: 'Shop', redirectUris: [REDIRECT_URI] })
       const browser = testBrowser({ baseUrl: running.baseUrl })

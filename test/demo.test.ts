@@ -1,7 +1,7 @@
 import { afterAll, expect, test } from 'bun:test'
 import { startServices } from '../src/boot.ts'
 import { DEMO_CLIENT_ID } from '../src/demo/demo-client.ts'
-import { findClient } from '../src/oauth/clients.ts'
+import { findClient } from '../src/clients/registry.ts'
 import { freshDatabaseUrl, freshDataDir, onPostgres, testConfig } from './helpers.ts'
 
 const embedded = await freshDataDir()

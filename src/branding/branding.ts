@@ -4,7 +4,7 @@ import { clientLogos, clients } from '../db/schema.ts'
 import { OAuthError } from '../errors.ts'
 import type { Clock } from '../lib/clock.ts'
 import { readHttpUrl, refuseCleartextUrl } from '../lib/http-url.ts'
-import { isClientIdShape, type Client } from '../oauth/clients.ts'
+import { isClientIdShape, type Client } from '../clients/model.ts'
 import { AA_TEXT_CONTRAST, accentContrast, formatRatio, readHexColour } from './contrast.ts'
 import { readLogoImage, type LogoProblem } from './logo-image.ts'
 
@@ -93,7 +93,7 @@ export function readAccentColour(text: string): string {
   return colour
 }
 
-/** The rules of the client's home address (src/oauth/clients.ts): an absolute http(s) URL, https for a live client. */
+/** The rules of the client's home address (src/clients/rules.ts): an absolute http(s) URL, https for a live client. */
 function readPrivacyUrl(text: string, sandbox: boolean): string {
   const wrong = (description: string) => new BrandingError('privacy_url', description)
   if (text.length > MAX_PRIVACY_URL) throw wrong(`the privacy policy URL must be at most ${MAX_PRIVACY_URL} characters`)

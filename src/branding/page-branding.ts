@@ -1,4 +1,4 @@
-import type { Client } from '../oauth/clients.ts'
+import type { Client } from '../clients/model.ts'
 import type { LogoVersion } from './branding.ts'
 import { darken, type HexColour } from './contrast.ts'
 

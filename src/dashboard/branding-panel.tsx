@@ -1,7 +1,7 @@
 import { MAX_DISPLAY_NAME, MAX_PRIVACY_URL, type LogoVersion } from '../branding/branding.ts'
 import { logoVersion } from '../branding/page-branding.ts'
 import { dashboardLanguages } from '../i18n/languages.ts'
-import type { Client } from '../oauth/clients.ts'
+import type { Client } from '../clients/model.ts'
 import { href, type View } from './layout.tsx'
 
 type BrandingPanelProps = {

@@ -1,4 +1,4 @@
-import type { Client } from '../oauth/clients.ts'
+import type { Client } from '../clients/model.ts'
 import { DEMO_CLIENT_ID } from '../demo/demo-client.ts'
 import { formatInstant } from '../i18n/format.ts'
 import { dashboardLanguages } from '../i18n/languages.ts'

@@ -1,5 +1,5 @@
-import { clientMethods } from '../oauth/client-methods.ts'
-import { cleartextAddresses, siteHomeUrl, type Client } from '../oauth/clients.ts'
+import { clientMethods } from '../clients/methods.ts'
+import { cleartextAddresses, siteHomeUrl, type Client } from '../clients/model.ts'
 import type { GateSettings } from '../gate/gate-settings.ts'
 import { dashboardLanguages } from '../i18n/languages.ts'
 import { GatePanel } from './gate-panel.tsx'

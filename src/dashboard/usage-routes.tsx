@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../deps.ts'
 import { OAuthError } from '../errors.ts'
-import { findClient } from '../oauth/clients.ts'
+import { findClient } from '../clients/registry.ts'
 import { countUsageByDay } from '../usage/daily.ts'
 import { countUsage, resolveInterval } from '../usage/report.ts'
 import { LangQuery } from '../web/forms.ts'

@@ -1,7 +1,7 @@
 import type { Services } from '../boot.ts'
 import { OAuthError } from '../errors.ts'
 import { formatFields, formatTable, UsageError, type Output } from '../lib/command-line.ts'
-import { findClient } from '../oauth/clients.ts'
+import { findClient } from '../clients/registry.ts'
 import {
   createDashboardUser,
   describeDashboardUser,

@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm'
 import { clients } from '../db/schema.ts'
 import type { AppDeps } from '../deps.ts'
 import { hmacHex } from '../lib/crypto.ts'
-import { createClient, findClient } from '../oauth/clients.ts'
+import { createClient, findClient } from '../clients/registry.ts'
 
 export const DEMO_CLIENT_ID = 'demo'
 

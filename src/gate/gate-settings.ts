@@ -5,7 +5,8 @@ import { RuleError } from '../errors.ts'
 import type { Clock } from '../lib/clock.ts'
 import { writeDuration } from '../lib/duration.ts'
 import { readHttpUrl, refuseCleartextUrl } from '../lib/http-url.ts'
-import { MAX_REDIRECT_URIS, type Client } from '../oauth/clients.ts'
+import { MAX_REDIRECT_URIS } from '../clients/rules.ts'
+import { type Client } from '../clients/model.ts'
 import { gateAgeOf, gateCallbackUri, listClientGateHosts } from './gate-hosts.ts'
 
 /** The shortest and longest a gate cookie may count: a minute, and the 400 days browsers keep a cookie at most (RFC 6265bis §5.5). */

@@ -183,7 +183,7 @@ export type DashboardMessages = {
   minAgeHelp: string
   homeUrlLabel: string
   homeUrlHelp: (fallback: string) => string
-  /** A live client's http addresses from before https was required (oauth/clients.ts `cleartextAddresses`). */
+  /** A live client's http addresses from before https was required (clients/model.ts `cleartextAddresses`). */
   needsHttps: (addresses: string) => string
   saveSite: string
   methodsHeading: string

@@ -1,7 +1,7 @@
 import type { Database } from '../db/client.ts'
 import { OAuthError } from '../errors.ts'
 import { countMonthToDate } from '../usage/counters.ts'
-import type { Client } from './clients.ts'
+import type { Client } from '../clients/model.ts'
 import type { AuthorizationParameters as AuthorizationParametersModel } from './model.ts'
 import { readCodeChallenge } from './pkce.ts'
 import type { PushedParameters } from './pushed-requests.ts'

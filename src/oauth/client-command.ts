@@ -2,17 +2,10 @@ import type { Services } from '../boot.ts'
 import { OAuthError } from '../errors.ts'
 import { formatFields, formatTable, UsageError, type Output } from '../lib/command-line.ts'
 import { readDuration } from '../lib/duration.ts'
-import {
-  createClient,
-  describeClient,
-  findClient,
-  listClients,
-  rotateClientSecret,
-  updateClient,
-  type Client,
-  type ClientChanges,
-} from './clients.ts'
-import { deleteClient } from './delete-client.ts'
+import { createClient, findClient, listClients, updateClient } from '../clients/registry.ts'
+import { describeClient, type Client, type ClientChanges } from '../clients/model.ts'
+import { rotateClientSecret } from '../clients/secrets.ts'
+import { deleteClient } from '../clients/delete-client.ts'
 import { describeGate, readGateOrigin, readGateSettings, updateGate, type GateChanges, type GateSettings } from '../gate/gate-settings.ts'
 import { gateAgeOf, gateCallbackUri, listGateHostsByClient } from '../gate/gate-hosts.ts'
 import { describeBranding, findLogoVersion, listLogoVersions, removeClientLogo, setClientLogo, updateBranding } from '../branding/branding.ts'

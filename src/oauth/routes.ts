@@ -3,7 +3,7 @@ import type { AppDeps } from '../deps.ts'
 import { OAuthError } from '../errors.ts'
 import { readStrictBody } from '../lib/strict-request.ts'
 import { peerAddress } from '../ratelimit/peer.ts'
-import { authenticateClient } from './clients.ts'
+import { authenticateClient } from './client-auth.ts'
 import { redeemCode } from './codes.ts'
 import {
   ErrorBody,

@@ -1,4 +1,4 @@
-import type { Client } from '../oauth/clients.ts'
+import type { Client } from '../clients/model.ts'
 import { siteName as siteNameOf, type PageBranding } from '../branding/page-branding.ts'
 import type { VerificationMethod } from '../verification/methods/method.ts'
 import { languages } from '../i18n/languages.ts'

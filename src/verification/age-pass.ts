@@ -6,7 +6,7 @@ import { agePasses, type MethodClass } from '../db/schema.ts'
 import { epochSeconds, type Clock } from '../lib/clock.ts'
 import { randomToken } from '../lib/crypto.ts'
 import type { ServerKeys } from '../keys/server-keys.ts'
-import { acceptsReverification } from '../oauth/client-methods.ts'
+import { acceptsReverification } from '../clients/methods.ts'
 
 /** How long a browser may re-verify without a new check. */
 export const AGE_PASS_LIFETIME_MS = 30 * 24 * 60 * 60_000

@@ -1,7 +1,8 @@
 import type { Database } from '../db/client.ts'
 import { OAuthError } from '../errors.ts'
 import { checkAuthorizationParameters, type AuthorizationParameters } from '../oauth/authorization-request.ts'
-import { findClient, type Client } from '../oauth/clients.ts'
+import { findClient } from '../clients/registry.ts'
+import { type Client } from '../clients/model.ts'
 import { findPushedRequest, type PushedParameters } from '../oauth/pushed-requests.ts'
 
 /** The query of `GET {app_url}/` (SPEC.md §4.1, plus RFC 7636 and RFC 9126), after TypeBox has checked the shapes. */

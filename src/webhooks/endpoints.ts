@@ -6,7 +6,7 @@ import type { Clock } from '../lib/clock.ts'
 import { randomToken } from '../lib/crypto.ts'
 import { knownAddresses, refuseAddress, type AddressPolicy } from '../lib/address-policy.ts'
 import { isCleartextUrl, readHttpUrl } from '../lib/http-url.ts'
-import { findClient } from '../oauth/clients.ts'
+import { findClient } from '../clients/registry.ts'
 import { eventTypes, type EventType } from './events.ts'
 
 export type WebhookEndpoint = typeof webhookEndpoints.$inferSelect

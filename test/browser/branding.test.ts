@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { setClientLogo, updateBranding } from '../../src/branding/branding.ts'
 import { accentContrast } from '../../src/branding/contrast.ts'
-import { createClient } from '../../src/oauth/clients.ts'
+import { createClient } from '../../src/clients/registry.ts'
 import { axeViolations, hasChromium, launchChromium, startTestServer, type RunningServer } from './chromium.ts'
 
 /**

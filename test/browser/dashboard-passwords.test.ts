@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser, Page } from 'playwright-core'
 import { createDashboardUser, setPasswordWithToken } from '../../src/dashboard/users.ts'
-import { createClient } from '../../src/oauth/clients.ts'
+import { createClient } from '../../src/clients/registry.ts'
 import { hasSmtpSink, startSmtpSink, type SmtpSink } from '../mail/smtp-sink.ts'
 import { axeViolations, hasChromium, launchChromium, startTestServer, type RunningServer } from './chromium.ts'
 

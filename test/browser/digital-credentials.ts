@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { BrowserContext } from 'playwright-core'
 import { createDevIssuer, type DevIssuer } from '../../src/credentials/dev/issuer.ts'
-import { createClient } from '../../src/oauth/clients.ts'
+import { createClient } from '../../src/clients/registry.ts'
 import { startTestServer, type RunningServer } from './chromium.ts'
 
 /**

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdirSync } from 'node:fs'
 import { createLocalJWKSet, jwtVerify } from 'jose'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { createClient } from '../../src/oauth/clients.ts'
+import { createClient } from '../../src/clients/registry.ts'
 import { basic } from '../helpers.ts'
 import { axeViolations, hasChromium, launchChromium, startTestServer, updatingScreenshots, type RunningServer } from './chromium.ts'
 

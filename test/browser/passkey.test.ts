@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser, BrowserContext } from 'playwright-core'
-import { createClient } from '../../src/oauth/clients.ts'
+import { createClient } from '../../src/clients/registry.ts'
 import { basic } from '../helpers.ts'
 import { axeViolations, exchangeAtCallback, hasChromium, launchChromium, startTestServer, type RunningServer } from './chromium.ts'
 import { credentialsOf, pageWithAuthenticator } from './webauthn.ts'

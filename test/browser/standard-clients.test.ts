@@ -3,7 +3,7 @@ import { createRemoteJWKSet, jwtVerify } from 'jose'
 import * as oauth from 'oauth4webapi'
 import * as openid from 'openid-client'
 import type { Browser, Page } from 'playwright-core'
-import { createClient } from '../../src/oauth/clients.ts'
+import { createClient } from '../../src/clients/registry.ts'
 import { hasChromium, launchChromium, startTestServer, type RunningServer } from './chromium.ts'
 
 /**

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { DEMO_CLIENT_ID, demoClientSecret } from '../../src/demo/demo-client.ts'
-import { findClient, updateClient } from '../../src/oauth/clients.ts'
+import { findClient, updateClient } from '../../src/clients/registry.ts'
 import { basic, createTestContext, PUBLIC_URL, REDIRECT_URI, type TestContext } from '../helpers.ts'
 import { testBrowser } from '../verification/browser.ts'
 import { createUser, PASSWORD, postSignIn, sessionCsrf, signedIn, type DashboardBrowser } from './dashboard.ts'

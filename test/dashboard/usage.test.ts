@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { UsageCounts } from '../../src/usage/report.ts'
 import { UsageChart } from '../../src/dashboard/usage-chart.tsx'
-import { updateClient } from '../../src/oauth/clients.ts'
+import { updateClient } from '../../src/clients/registry.ts'
 import { createTestContext, type TestContext } from '../helpers.ts'
 import { createUser, signedIn, type DashboardBrowser } from './dashboard.ts'
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { findClient, updateClient } from '../../src/oauth/clients.ts'
-import { deleteClient } from '../../src/oauth/delete-client.ts'
+import { findClient, updateClient } from '../../src/clients/registry.ts'
+import { deleteClient } from '../../src/clients/delete-client.ts'
 import { listGateHostsByClient } from '../../src/gate/gate-hosts.ts'
 import { readGateOrigin, readGateSettings, updateGate } from '../../src/gate/gate-settings.ts'
 import { createTestContext, type TestContext } from '../helpers.ts'

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser, Page } from 'playwright-core'
 import { languageCodes } from '../../src/i18n/language-codes.ts'
 import { languages } from '../../src/i18n/languages.ts'
-import { createClient } from '../../src/oauth/clients.ts'
+import { createClient } from '../../src/clients/registry.ts'
 import { axeViolations, hasChromium, launchChromium, type RunningServer } from '../browser/chromium.ts'
 import { startCredentialServer } from '../browser/digital-credentials.ts'
 

@@ -7,7 +7,7 @@ import { createLocalJWKSet, jwtVerify } from 'jose'
 import { OfageClient } from 'ofage/client'
 import { startServices, type Services } from '../../src/boot.ts'
 import { silentLogger } from '../../src/lib/log.ts'
-import { createClient } from '../../src/oauth/clients.ts'
+import { createClient } from '../../src/clients/registry.ts'
 import { issueCode } from '../../src/oauth/codes.ts'
 import { basic, freePort, freshDatabaseUrl, onPostgres, REDIRECT_URI, testConfig, waitUntilReady } from '../helpers.ts'
 

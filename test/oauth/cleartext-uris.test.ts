@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
-import { cleartextAddresses, createClient, findClient, updateClient } from '../../src/oauth/clients.ts'
+import { cleartextAddresses } from '../../src/clients/model.ts'
+import { createClient, findClient, updateClient } from '../../src/clients/registry.ts'
 import { createTestContext, REDIRECT_URI, type TestContext } from '../helpers.ts'
 import { testBrowser } from '../verification/browser.ts'
 import { createUser, sessionCsrf, signedIn } from '../dashboard/dashboard.ts'

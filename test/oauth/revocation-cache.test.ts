@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { startServices } from '../../src/boot.ts'
 import { silentLogger } from '../../src/lib/log.ts'
-import { createClient } from '../../src/oauth/clients.ts'
+import { createClient } from '../../src/clients/registry.ts'
 import { issueCode, redeemCode } from '../../src/oauth/codes.ts'
 import { RevocationCache } from '../../src/oauth/revocations.ts'
 import { signAgeToken, verifyAgeToken } from '../../src/oauth/tokens.ts'

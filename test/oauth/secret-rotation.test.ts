@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { rotateClientSecret } from '../../src/oauth/clients.ts'
+import { rotateClientSecret } from '../../src/clients/secrets.ts'
 import { basic, createTestContext, json, type TestContext } from '../helpers.ts'
 
 let ctx: TestContext

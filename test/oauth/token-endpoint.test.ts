@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { updateClient } from '../../src/oauth/clients.ts'
+import { updateClient } from '../../src/clients/registry.ts'
 import { basic, createTestContext, json, REDIRECT_URI, type TestContext } from '../helpers.ts'
 
 let ctx: TestContext

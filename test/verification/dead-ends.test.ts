@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { siteHomeUrl } from '../../src/oauth/clients.ts'
+import { siteHomeUrl } from '../../src/clients/model.ts'
 import { createTestContext, REDIRECT_URI, type TestContext } from '../helpers.ts'
 import { backLink, readPage, testBrowser } from './browser.ts'
 

@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import { decodeJwt } from 'jose'
 import { EstimatorBusyError, ImageDecodeError, type AgeEstimator, type AgeViews, type FaceObservation, type FrameAnalysis } from '../../src/estimator/types.ts'
-import { updateClient } from '../../src/oauth/clients.ts'
+import { updateClient } from '../../src/clients/registry.ts'
 import { CHALLENGE_SEQUENCES, pickChallenge, type Pose } from '../../src/liveness/challenge.ts'
 import { createTestContext, json, REDIRECT_URI, type TestContext } from '../helpers.ts'
 import { captureFor } from '../liveness/clips.ts'
 import { atAnotherMoment } from '../liveness/moments.ts'
 import recorded from '../liveness/fixtures/recorded-frames.json' with { type: 'json' }
 import { MAX_FRAMES } from '../../src/verification/methods/face.tsx'
-import { minimumClientFaceBuffer } from '../../src/verification/methods/face-policy.ts'
+import { minimumClientFaceBuffer } from '../../src/clients/face-buffer.ts'
 import { backLink, callback, readPage, testBrowser, type PageForms } from './browser.ts'
 
 /**

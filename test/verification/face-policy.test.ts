@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import type { FaceObservation, FrameAnalysis } from '../../src/estimator/types.ts'
-import { decideFaceCheck, DEFAULT_FACE_POLICY, defaultFaceBuffer, faceBufferFor, type FacePolicy } from '../../src/verification/methods/face-policy.ts'
+import { decideFaceCheck, DEFAULT_FACE_POLICY, type FacePolicy } from '../../src/verification/methods/face-policy.ts'
+import { defaultFaceBuffer, faceBufferFor } from '../../src/clients/face-buffer.ts'
 
 const face = (overrides: Partial<FaceObservation> = {}): FaceObservation => ({
   age: 30,

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { decodeJwt } from 'jose'
-import { updateClient } from '../../src/oauth/clients.ts'
+import { updateClient } from '../../src/clients/registry.ts'
 import type { AgeTokenClaimsType } from '../../src/oauth/model.ts'
 import { findSession } from '../../src/verification/sessions.ts'
 import { createTestContext, json, REDIRECT_URI, type TestContext } from '../helpers.ts'

@@ -10,7 +10,7 @@ import { runCommand } from '../../src/commands.ts'
 import { webhookDeliveries, webhookEndpoints } from '../../src/db/schema.ts'
 import { fixedClock, systemClock } from '../../src/lib/clock.ts'
 import { silentLogger } from '../../src/lib/log.ts'
-import { rotateClientSecret } from '../../src/oauth/clients.ts'
+import { rotateClientSecret } from '../../src/clients/secrets.ts'
 import { deliverDue, RETRY_DELAYS_S, startWebhookWorker } from '../../src/webhooks/delivery.ts'
 import { addWebhookEndpoint, MAX_WEBHOOK_ENDPOINTS, removeWebhookEndpoint } from '../../src/webhooks/endpoints.ts'
 import { createTestContext, freshDatabaseUrl, onPostgres, queryRows, REDIRECT_URI, testConfig, type TestContext } from '../helpers.ts'
@@ -276,7 +276,7 @@ test('a restart loses no pending delivery: the outbox is in the database', async
   const receiver = startReceiver()
   try {
     const first = await startServices(config, { clock, log: silentLogger })
-    const { createClient } = await import('../../src/oauth/clients.ts')
+    const { createClient } = await import('../../src/clients/registry.ts')
     const { issueCode } = await import('../../src/oauth/codes.ts')
     const { client } = await createClient(first.deps, { name: 'Restart shop', redirectUris: [REDIRECT_URI] })
     // Nothing listens at first: the attempt fails and waits for its retry.
@@ -308,7 +308,7 @@ test.skipIf(!onPostgres)('two instances delivering from one outbox never send on
   const receiver = startReceiver()
   const instances = [await startServices(config, { log: silentLogger }), await startServices(config, { log: silentLogger })]
   try {
-    const { createClient } = await import('../../src/oauth/clients.ts')
+    const { createClient } = await import('../../src/clients/registry.ts')
     const { issueCode } = await import('../../src/oauth/codes.ts')
     const { client } = await createClient(instances[0]!.deps, { name: 'Busy shop', redirectUris: [REDIRECT_URI] })
     await addWebhookEndpoint(instances[0]!.deps, client.id, { url: receiver.url })

@@ -1,6 +1,6 @@
 import type { AppDeps } from '../../deps.ts'
-import { acceptsMethod } from '../../oauth/client-methods.ts'
-import type { Client } from '../../oauth/clients.ts'
+import { acceptsMethod } from '../../clients/methods.ts'
+import type { Client } from '../../clients/model.ts'
 import { createCredentialMethod } from './credential.tsx'
 import { createFaceMethod } from './face.tsx'
 import type { VerificationMethod } from './method.ts'

@@ -1,6 +1,6 @@
 import type { TObject } from '@sinclair/typebox'
 import type { MethodClass } from '../../db/schema.ts'
-import type { Client } from '../../oauth/clients.ts'
+import type { Client } from '../../clients/model.ts'
 import type { Messages } from '../../i18n/messages.ts'
 import type { AnsweredChallenge } from '../face-challenge.ts'
 import type { VerificationSession } from '../sessions.ts'

@@ -1,5 +1,5 @@
 import { clientMethods, type ClientMethod, type MethodClass } from '../db/schema.ts'
-import { OAuthError } from '../errors.ts'
+import { RuleError } from '../errors.ts'
 
 export { clientMethods, type ClientMethod }
 
@@ -26,7 +26,7 @@ export function acceptsReverification(client: { methods: readonly string[] }, ki
 export function readClientMethods(value: string | readonly string[]): ClientMethod[] {
   const names = (typeof value === 'string' ? value.split(',') : value).map((name) => name.trim()).filter((name) => name !== '')
   const unknown = names.filter((name) => !(clientMethods as readonly string[]).includes(name))
-  if (unknown.length > 0) throw new OAuthError('invalid_request', `methods must be among ${clientMethods.join(', ')}; unknown: ${unknown.join(', ')}`)
-  if (names.length === 0) throw new OAuthError('invalid_request', `methods must name at least one of ${clientMethods.join(', ')}`)
+  if (unknown.length > 0) throw new RuleError('methods_invalid', `methods must be among ${clientMethods.join(', ')}; unknown: ${unknown.join(', ')}`)
+  if (names.length === 0) throw new RuleError('methods_invalid', `methods must name at least one of ${clientMethods.join(', ')}`)
   return clientMethods.filter((method) => names.includes(method))
 }
