@@ -2,47 +2,16 @@ import { serveAdminSocket } from './admin-socket.ts'
 import { createHandler } from './app.tsx'
 import { startServices } from './boot.ts'
 import type { Config } from './config.ts'
-import type { AppDeps } from './deps.ts'
-import { pruneDashboardSessions } from './dashboard/sessions.ts'
 import { serverError } from './errors.ts'
-import { forgetInstance, pruneInstanceReports, REPORT_EVERY_MS } from './keys/instance-reports.ts'
+import { forgetInstance } from './keys/instance-reports.ts'
+import { startBackgroundJobs } from './jobs/background-jobs.ts'
 import { recordServerAddresses } from './ops/server-addresses.ts'
 import { describeError } from './lib/log.ts'
 import { MAX_MULTIPART_BYTES } from './lib/strict-request.ts'
-import { pruneExpiredCodes } from './oauth/codes.ts'
-import { pruneExpiredPushedRequests } from './oauth/pushed-requests.ts'
-import { pruneExpiredPasskeys } from './passkeys/store.ts'
 import { rememberPeer } from './ratelimit/peer.ts'
-import { pruneRateLimits } from './ratelimit/limits.ts'
-import { pruneExpiredPasses } from './verification/age-pass.ts'
-import { pruneExpiredSessions } from './verification/sessions.ts'
-import { startWebhookWorker } from './webhooks/delivery.ts'
-import { refreshTrustSources } from './credentials/trust/trust-sources.ts'
 import { startWorkers, watchParent, workerIndex } from './ops/workers.ts'
 import { randomUUID } from 'node:crypto'
 import { hostname } from 'node:os'
-
-const PRUNE_EVERY_MS = 10 * 60_000
-/** How often the server looks for imported trust lists due for a refresh (CREDENTIAL_TRUST_REFRESH_HOURS says when one is). */
-const TRUST_REFRESH_CHECK_MS = 5 * 60_000
-/** Codes are kept an hour past expiry so a late replay is still recognised and revokes its tokens. */
-const KEEP_EXPIRED_MS = 60 * 60_000
-
-/**
- * Deletes expired codes, pushed requests, verification sessions, age passes, passkeys, dashboard sessions and
- * past rate-limit windows; audit rows and usage stay.
- */
-export async function pruneExpired(deps: AppDeps): Promise<void> {
-  const before = new Date(deps.clock.now().getTime() - KEEP_EXPIRED_MS)
-  await pruneExpiredCodes(deps.db, before)
-  await pruneExpiredPushedRequests(deps.db, before)
-  await pruneExpiredSessions(deps.db, before)
-  await pruneExpiredPasses(deps.db, before)
-  await pruneExpiredPasskeys(deps.db, before)
-  await pruneDashboardSessions(deps.db, before)
-  await pruneRateLimits(deps.db, before)
-  await pruneInstanceReports(deps.db, before)
-}
 
 /**
  * Runs the HTTP server until SIGTERM or SIGINT, then stops accepting, finishes, and closes the database.
@@ -59,11 +28,6 @@ export async function runServer(config: Config): Promise<void> {
   // `keys rotate`; a rotation is also heard at once by NOTIFY (src/keys/signing-keys.ts).
   const instance = { id: randomUUID(), host: hostname(), pid: process.pid }
   await deps.keys.signing.reportAs(instance)
-  const keyCheck = setInterval(
-    () => deps.keys.signing.refresh().catch((cause) => deps.log.error('signing_key_read_failed', { message: String(cause) })),
-    REPORT_EVERY_MS,
-  )
-  keyCheck.unref()
   const handler = createHandler(deps)
   const server = Bun.serve({
     port: config.port,
@@ -94,32 +58,17 @@ export async function runServer(config: Config): Promise<void> {
   })
 
   const admin = config.database.kind === 'pglite' ? serveAdminSocket(services, config.database.dataDir) : undefined
-  // Every instance delivers webhooks; leases in the outbox keep them from sending one attempt twice.
-  const webhooks = startWebhookWorker(deps)
-
-  // One process prunes: the deletes are the same whoever runs them.
-  const prune = primary
-    ? setInterval(() => pruneExpired(deps).catch((cause) => deps.log.error('prune_failed', { message: String(cause) })), PRUNE_EVERY_MS)
-    : undefined
-  prune?.unref()
-  // Imported trust lists read again when due; each due list is taken by one instance (trust-sources.ts).
-  const refreshTrust = primary
-    ? setInterval(() => refreshTrustSources(deps).catch((cause) => deps.log.error('trust_refresh_failed', { message: String(cause) })), TRUST_REFRESH_CHECK_MS)
-    : undefined
-  refreshTrust?.unref()
+  const jobs = startBackgroundJobs(deps, { primary })
 
   let stopping = false
   const shutdown = async (signal: string) => {
     if (stopping) return
     stopping = true
     deps.log.info('shutting_down', { signal })
-    clearInterval(prune)
-    clearInterval(refreshTrust)
-    clearInterval(keyCheck)
     // Stop accepting, let in-flight requests finish, then close the pool (and the estimator's workers).
     await workers?.stop()
     await server.stop()
-    await webhooks.stop()
+    await jobs.stop()
     await admin?.stop()
     await forgetInstance(deps.db, instance.id).catch(() => {})
     await services.close()

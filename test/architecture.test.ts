@@ -98,4 +98,11 @@ describe('the rooms of src/ (issue 33: the client registry in its own room)', ()
   test('authentication of a client stays in oauth/: src/clients/ has no authenticateClient', () => {
     expect([...graph.keys()].filter((file) => file.startsWith('clients/') && readFileSync(join(SRC, file), 'utf8').includes('export async function authenticateClient'))).toEqual([])
   })
+
+  test('background jobs live in src/jobs/: server.ts starts them with one call and runs no timer of its own; only the server imports them', () => {
+    expect(readFileSync(join(SRC, 'server.ts'), 'utf8')).not.toContain('setInterval')
+    for (const [file, targets] of graph) {
+      if (!file.startsWith('jobs/') && file !== 'server.ts') expect(targets.filter((target) => target.startsWith('jobs/')), file).toEqual([])
+    }
+  })
 })

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
-import { pruneExpired } from '../src/server.ts'
+import { pruneExpired } from '../src/jobs/prune.ts'
 import { createTestContext, queryRows, type TestContext } from './helpers.ts'
 import { testBrowser } from './verification/browser.ts'
 
