@@ -105,4 +105,11 @@ describe('the rooms of src/ (issue 33: the client registry in its own room)', ()
       if (!file.startsWith('jobs/') && file !== 'server.ts') expect(targets.filter((target) => target.startsWith('jobs/')), file).toEqual([])
     }
   })
+
+  test('db/schema.ts is split by concept: each file under src/db/schema/ stays under 300 lines, and schema.ts only re-exports them', () => {
+    const dir = join(SRC, 'db', 'schema')
+    for (const file of readdirSync(dir)) expect(readFileSync(join(dir, file), 'utf8').split('\n').length, file).toBeLessThan(300)
+    const barrel = readFileSync(join(SRC, 'db', 'schema.ts'), 'utf8')
+    expect(barrel.split('\n').filter((line) => line.trim() && !line.startsWith('export * from') && !/^\s*(\/\*\*|\*)/.test(line))).toEqual([])
+  })
 })
