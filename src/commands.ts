@@ -10,7 +10,7 @@ import { CLIENTS_SUBCOMMANDS, clientsCommand, requireClient } from './oauth/clie
 import { DEV_USAGE } from './credentials/dev/command.ts'
 import { EVAL_HELP, EVAL_USAGE, evaluateDataset } from './estimator/eval-command.ts'
 import { countUsage, periods, resolveInterval, type Period } from './usage/report.ts'
-import { DEFAULT_FACE_POLICY } from './verification/methods/face-policy.ts'
+import { DEFAULT_FACE_POLICY } from './liveness/face-policy.ts'
 import { defaultFaceBuffer } from './clients/face-buffer.ts'
 import { WEBHOOKS_SUBCOMMANDS, WEBHOOKS_USAGE, webhooksCommand } from './webhooks/webhook-command.ts'
 import { TRUST_SUBCOMMANDS, TRUST_USAGE, trustCommand } from './credentials/trust/trust-command.ts'

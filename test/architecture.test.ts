@@ -112,4 +112,18 @@ describe('the rooms of src/ (issue 33: the client registry in its own room)', ()
     const barrel = readFileSync(join(SRC, 'db', 'schema.ts'), 'utf8')
     expect(barrel.split('\n').filter((line) => line.trim() && !line.startsWith('export * from') && !/^\s*(\/\*\*|\*)/.test(line))).toEqual([])
   })
+
+  test('surfaces render their own pages: src/pages/ (the layout and the error page) and src/i18n/ reach into no surface (verification, dashboard, gate, oauth, demo)', () => {
+    const surfaces = /^(verification|dashboard|gate|oauth|demo)\//
+    for (const [file, targets] of graph) {
+      if (file.startsWith('pages/') || file.startsWith('i18n/')) expect(targets.filter((target) => surfaces.test(target)), file).toEqual([])
+    }
+  })
+
+  test("the face check's liveness, challenge and policy live together in src/liveness/, below the page: it imports only the estimator's types, the client's face buffer, lib and errors", () => {
+    const allowed = /^(liveness\/|estimator\/types\.ts$|clients\/face-buffer\.ts$|lib\/|errors\.ts$)/
+    for (const [file, targets] of graph) {
+      if (file.startsWith('liveness/')) expect(targets.filter((target) => !allowed.test(target)), file).toEqual([])
+    }
+  })
 })

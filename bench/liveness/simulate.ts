@@ -1,7 +1,7 @@
 import type { AgeViews, FrameAnalysis } from '../../src/estimator/types.ts'
 import { checkLiveness, DEFAULT_LIVENESS_POLICY, type CapturedFrame } from '../../src/liveness/check.ts'
 import { pickChallenge, type Challenge, type Pose } from '../../src/liveness/challenge.ts'
-import { decideLiveFaceCheck, DEFAULT_FACE_POLICY } from '../../src/verification/methods/face-policy.ts'
+import { decideLiveFaceCheck, DEFAULT_FACE_POLICY } from '../../src/liveness/face-policy.ts'
 import { defaultFaceBuffer } from '../../src/clients/face-buffer.ts'
 
 /**

@@ -1,7 +1,7 @@
 import type { ErrorCode, ErrorHint } from '../errors.ts'
 import type { CredentialFailure } from '../credentials/presentation.ts'
 import type { PasskeyFailure } from '../passkeys/model.ts'
-import type { FaceFailure } from '../verification/methods/face-policy.ts'
+import type { FaceFailure } from '../liveness/face-policy.ts'
 
 /** The face check's words: the page's script reads the short ones from a data attribute. */
 export type FaceMessages = {

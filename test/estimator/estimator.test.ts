@@ -10,7 +10,7 @@ import { MESH, MESH_POINTS } from '../../src/estimator/mesh-points.ts'
 import { orient, type RgbImage } from '../../src/estimator/image.ts'
 import { createAgeEstimator } from '../../src/estimator/pool.ts'
 import { laplacianVariance } from '../../src/estimator/sharpness.ts'
-import { DEFAULT_FACE_POLICY } from '../../src/verification/methods/face-policy.ts'
+import { DEFAULT_FACE_POLICY } from '../../src/liveness/face-policy.ts'
 import { EstimatorBusyError, ImageDecodeError, type AgeEstimator, type FaceObservation, type FrameAnalysis } from '../../src/estimator/types.ts'
 import { closeUpJpeg, cropRgba, readSample } from './sample-photos.ts'
 

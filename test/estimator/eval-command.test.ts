@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { runCli } from '../../src/cli.ts'
-import { DEFAULT_FACE_POLICY } from '../../src/verification/methods/face-policy.ts'
+import { DEFAULT_FACE_POLICY } from '../../src/liveness/face-policy.ts'
 import { testConfig } from '../helpers.ts'
 import { closeUpJpeg } from './sample-photos.ts'
 

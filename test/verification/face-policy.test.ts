@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import type { FaceObservation, FrameAnalysis } from '../../src/estimator/types.ts'
-import { decideFaceCheck, DEFAULT_FACE_POLICY, type FacePolicy } from '../../src/verification/methods/face-policy.ts'
+import { decideFaceCheck, DEFAULT_FACE_POLICY, type FacePolicy } from '../../src/liveness/face-policy.ts'
 import { defaultFaceBuffer, faceBufferFor } from '../../src/clients/face-buffer.ts'
 
 const face = (overrides: Partial<FaceObservation> = {}): FaceObservation => ({

@@ -1,7 +1,7 @@
-import type { FaceObservation, FrameAnalysis } from '../../estimator/types.ts'
-import type { Challenge } from '../../liveness/challenge.ts'
-import { defaultFaceBuffer } from '../../clients/face-buffer.ts'
-import { checkLiveness, DEFAULT_LIVENESS_POLICY, type CapturedFrame, type LivenessFailure, type LivenessPolicy } from '../../liveness/check.ts'
+import type { FaceObservation, FrameAnalysis } from '../estimator/types.ts'
+import type { Challenge } from './challenge.ts'
+import { defaultFaceBuffer } from '../clients/face-buffer.ts'
+import { checkLiveness, DEFAULT_LIVENESS_POLICY, type CapturedFrame, type LivenessFailure, type LivenessPolicy } from './check.ts'
 
 /**
  * The bounds a face check must meet. Defaults are in DEFAULT_FACE_POLICY and explained in

@@ -1,9 +1,9 @@
 import type { Client } from '../clients/model.ts'
 import { siteName as siteNameOf, type PageBranding } from '../branding/page-branding.ts'
-import type { VerificationMethod } from '../verification/methods/method.ts'
+import type { VerificationMethod } from './methods/method.ts'
 import { languages } from '../i18n/languages.ts'
 import type { Language } from '../i18n/language-codes.ts'
-import { Layout, withLang } from './layout.tsx'
+import { Layout, withLang } from '../pages/layout.tsx'
 import { PasskeySave, PasskeyUse, type PasskeyActions } from './passkey-panel.tsx'
 
 export type VerifyPageProps = {
