@@ -20,7 +20,7 @@ import {
 import { enqueueTestEvent, eventTypes } from '../webhooks/events.ts'
 import type { DashboardContext } from './context.ts'
 import { href, type View } from './layout.tsx'
-import { createNewSecretCookie } from './new-secret-cookie.ts'
+import { createWebhookSecretCookie } from './webhook-secret-cookie.ts'
 import type { SignedIn } from './sessions.ts'
 import { WebhookEndpointPage } from './webhook-endpoint-page.tsx'
 import { WebhooksPage, type WebhooksNotice, type WebhooksProblem } from './webhooks-page.tsx'
@@ -43,14 +43,14 @@ const DeliveryForm = t.Object({ csrf: field(128), delivery_id: field(128) }, ext
 
 /**
  * The webhooks of the signed-in user's client: its endpoints, added (the signing secret shown once, carried
- * across the redirect in a sealed cookie: new-secret-cookie.ts) and removed; each endpoint's deliveries, a
+ * across the redirect in a sealed cookie: webhook-secret-cookie.ts) and removed; each endpoint's deliveries, a
  * test event, and the replay of a dead delivery, through the same services as `ofage webhooks`. Every
  * query is bound to the session's client: another client's endpoint or delivery is not found. Every form
  * is a post (CSRF token, same origin) answered with a redirect; a refused value re-renders with the reason (400).
  */
 export function webhooksRoutes(deps: AppDeps, context: DashboardContext) {
   const { openPage, openPost, accountOf, page, redirect, viewOf } = context
-  const newSecret = createNewSecretCookie(deps.config, deps.keys.dashboardKey)
+  const newSecret = createWebhookSecretCookie(deps.config, deps.keys.dashboardKey)
 
   async function renderList(set: ResponseSet, view: View, session: SignedIn, extras: { notice?: WebhooksNotice | undefined; problem?: WebhooksProblem; added?: { endpointId: string; secret: string } } = {}) {
     const endpoints = await listWebhookEndpoints(deps.db, session.client.id)

@@ -4,7 +4,7 @@ import { Webhook } from 'standardwebhooks'
 import { verifyWebhook } from 'ofage/client'
 import { runCommand } from '../../src/commands.ts'
 import { webhookDeliveries, webhookEndpoints } from '../../src/db/schema.ts'
-import { createNewSecretCookie } from '../../src/dashboard/new-secret-cookie.ts'
+import { createWebhookSecretCookie } from '../../src/dashboard/webhook-secret-cookie.ts'
 import { fixedClock, systemClock } from '../../src/lib/clock.ts'
 import { deliverDue, RETRY_DELAYS_S } from '../../src/webhooks/delivery.ts'
 import { addWebhookEndpoint } from '../../src/webhooks/endpoints.ts'
@@ -218,10 +218,10 @@ describe('adding and removing an endpoint', () => {
     })
     const cookies = jar()
     const key = crypto.getRandomValues(new Uint8Array(32))
-    const sealer = createNewSecretCookie({ appUrl: 'https://app.ofage.example' }, key)
+    const sealer = createWebhookSecretCookie({ appUrl: 'https://app.ofage.example' }, key)
     await sealer.write(cookies as never, { endpointId: 'we_x', secret: 'whsec_x', sessionTokenHash: 'h' }, ctx.clock.now())
     expect(set[0]).toMatchObject({ name: '__Secure-ofage_new_webhook_secret', secure: true, httpOnly: true, sameSite: 'strict', path: '/dashboard/webhooks', maxAge: 300 })
-    const other = createNewSecretCookie({ appUrl: 'https://app.ofage.example' }, crypto.getRandomValues(new Uint8Array(32)))
+    const other = createWebhookSecretCookie({ appUrl: 'https://app.ofage.example' }, crypto.getRandomValues(new Uint8Array(32)))
     const copy = jar()
     copy['__Secure-ofage_new_webhook_secret']!.value = cookies['__Secure-ofage_new_webhook_secret']!.value
     expect(await other.take(copy as never, 'h', ctx.clock.now())).toBeUndefined()
