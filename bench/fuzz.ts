@@ -56,7 +56,7 @@ const seconds = elapsed()
 await target.close()
 
 const failed = counts.serverErrors + counts.nonJsonOnApi + counts.otherFailures
-console.log(`seed ${seed}, ${runs} runs, values up to ${hugeBytes} bytes, database ${process.env.DATABASE_URL ? 'Postgres' : 'PGlite (memory)'}`)
+console.log(`seed ${seed}, ${runs} runs, values up to ${hugeBytes} bytes, database ${process.env.DATABASE_URL ? 'Postgres' : 'PGlite (embedded, a copy of the migrated template)'}`)
 console.log(`requests made:        ${counts.requests}${counts.unsendable ? ` (${counts.unsendable} more not sendable: no client could send them)` : ''}`)
 console.log(`5xx:                  ${counts.serverErrors}`)
 console.log(`non-JSON on /api/:    ${counts.nonJsonOnApi}`)
