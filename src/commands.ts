@@ -58,7 +58,8 @@ Usage: ofage [command] [--json]
   help, --help, -h                        this text
   version, --version, -v                  the version, and the commit it was built from
 
-Configuration comes from the environment (DATABASE_URL, DATA_DIR, SIGNING_KEY_FILE, …); see README.md.`
+Configuration comes from the environment (DATABASE_URL, DATA_DIR, SIGNING_KEY_FILE, …): every variable is in
+docs/deploy.md, "Configuration reference".`
 
 export type Io = { out(text: string): void; err(text: string): void }
 
