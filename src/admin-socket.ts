@@ -2,6 +2,7 @@ import { chmodSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Services } from './boot.ts'
 import { runCommand, type Io } from './commands.ts'
+import { upToDate } from './db/migrate.ts'
 
 /**
  * The embedded store's admin socket. A server on PGlite owns the data directory, so CLI commands reach
@@ -14,8 +15,10 @@ export function adminSocketPath(dataDir: string): string {
 
 type Reply = { status: number; out: string[]; err: string[] }
 
-export function serveAdminSocket(services: Services, dataDir: string): { stop(): Promise<void> } {
+export function serveAdminSocket(running: Services, dataDir: string): { stop(): Promise<void> } {
   const path = adminSocketPath(dataDir)
+  // The server migrated when it started: `migrate` through its socket finds nothing left to apply.
+  const services: Services = { ...running, migrations: upToDate() }
   rmSync(path, { force: true })
   const server = Bun.serve({
     unix: path,

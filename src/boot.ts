@@ -3,7 +3,7 @@ import { describeReaderIdentity, loadReaderIdentity } from './credentials/trust/
 import { loadTrustList } from './credentials/trust/trust-list.ts'
 import { createTrustStore, TRUST_CHANNEL } from './credentials/trust/trust-store.ts'
 import { openDatabase } from './db/client.ts'
-import { migrateDatabase } from './db/migrate.ts'
+import { migrateDatabase, type MigrationReport } from './db/migrate.ts'
 import { ensureDemoClient } from './demo/demo-client.ts'
 import type { AppDeps } from './deps.ts'
 import { createAgeEstimator } from './estimator/pool.ts'
@@ -17,7 +17,11 @@ import { createSmtpOutbox } from './mail/outbox.ts'
 import { createMetrics } from './ops/metrics.ts'
 import { RevocationCache } from './oauth/revocations.ts'
 
-export type Services = { deps: AppDeps; close(): Promise<void> }
+/**
+ * `migrations`: what opening the database applied (`ofage migrate` says it; the server logs it at start);
+ * absent where a test builds services around a database it migrated itself.
+ */
+export type Services = { deps: AppDeps; migrations?: MigrationReport; close(): Promise<void> }
 
 /**
  * Starts the face estimator's workers. The models load in the background: /readyz answers 503 until they
@@ -67,7 +71,7 @@ export async function startServices(
   const maxConnections = Math.max(2, Math.ceil(config.databasePool / config.workers))
   const open = await openDatabase(config.database, { holder: options.holder ?? 'the ofage server', maxConnections })
   try {
-    await migrateDatabase(open)
+    const migrations = await migrateDatabase(open)
     const log = options.log ?? jsonLogger()
     const serve = options.serve ?? true
     const keys = await loadServerKeys(open.db, { signingKeyFile: config.signingKeyFile, clock, log, serve, createSigningKey: options.createSigningKey })
@@ -92,6 +96,7 @@ export async function startServices(
     if (options.estimator && config.face.enabled) deps.estimator = startEstimator(config, deps.log)
     return {
       deps,
+      migrations,
       async close() {
         // What the last requests asked to send goes out before the database it is composed from closes.
         await deps.outbox?.close()

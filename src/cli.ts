@@ -8,6 +8,7 @@ import { loadConfig, type Config } from './config.ts'
 import { ConfigError } from './errors.ts'
 import { runDevCommand } from './credentials/dev/command.ts'
 import { NoSigningKeyYetError } from './keys/signing-key.ts'
+import { buildCommit } from './lib/build-commit.ts'
 import { HELP_HINT, UsageError } from './lib/command-line.ts'
 import { silentLogger } from './lib/log.ts'
 import { findServerAddresses } from './ops/server-addresses.ts'
@@ -27,7 +28,7 @@ export async function runCli(argv: string[], config: Config, io: Io = consoleIo)
   const { values, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: false })
   const [command = 'serve', sub] = positionals
   if (values.version || command === 'version') {
-    io.out(`ofage ${VERSION}`)
+    io.out(`ofage ${VERSION} (commit ${buildCommit()})`)
     return 0
   }
   // `estimator eval --help` is the evaluation's own help; the test issuer and wallet open no database.

@@ -3,6 +3,7 @@ import pkg from '../package.json' with { type: 'json' }
 import { AUDIT_SUBCOMMANDS, auditCommand } from './audit/audit-command.ts'
 import type { Services } from './boot.ts'
 import { USERS_SUBCOMMANDS, USERS_USAGE, usersCommand } from './dashboard/user-command.ts'
+import { describeMigrations, upToDate } from './db/migrate.ts'
 import { OAuthError } from './errors.ts'
 import { KEYS_SUBCOMMANDS, keysCommand } from './keys/key-command.ts'
 import { didYouMean, formatFields, HELP_HINT, UsageError, type Output } from './lib/command-line.ts'
@@ -56,9 +57,10 @@ Usage: ofage [command] [--json]
                                           (estimator eval --help: what it reports)
   ${DEV_USAGE}
   help, --help, -h                        this text
-  version, --version, -v                  the version
+  version, --version, -v                  the version, and the commit it was built from
 
-Configuration comes from the environment (DATABASE_URL, DATA_DIR, SIGNING_KEY_FILE, …); see README.md.`
+Configuration comes from the environment (DATABASE_URL, DATA_DIR, SIGNING_KEY_FILE, …): every variable is in
+docs/deploy.md, "Configuration reference".`
 
 export type Io = { out(text: string): void; err(text: string): void }
 
@@ -162,8 +164,11 @@ export function parseCommandLine(argv: string[]): { flags: Flags; positionals: s
 async function dispatch(services: Services, command: string, sub: string | undefined, rest: string[], flags: Flags): Promise<Output> {
   const { deps } = services
   switch (command) {
-    case 'migrate':
-      return { json: { migrated: true }, text: 'Migrations applied.' }
+    case 'migrate': {
+      // Opening the database migrated it (startServices); this says what that did.
+      const report = services.migrations ?? upToDate()
+      return { json: { migrated: true, ...report }, text: describeMigrations(report) }
+    }
     case 'clients':
       return clientsCommand(services, sub, rest[0], flags)
     case 'audit':

@@ -173,21 +173,70 @@ export type FaceConfig = {
 
 type Env = Record<string, string | undefined>
 
+/** A whole-number variable's bounds, and its value when unset (none: the default is worked out, see its reader). */
+export type NumberRule = { min: number; max: number; fallback?: number }
+
+/**
+ * Every whole-number variable: what readInt accepts and falls back to. The configuration tables of README.md
+ * and docs/deploy.md are written from these (src/config-variables.ts), so a default changes in one place.
+ */
+export const NUMBERS = {
+  PORT: { min: 1, max: 65535, fallback: 3000 },
+  DATABASE_POOL: { min: 2, max: 1000, fallback: 20 },
+  /** Unset: each process's share of the cores (readWorkers). */
+  WORKERS: { min: 1, max: 64 },
+  /** Unset: the measured default of each threshold (defaultFaceBuffer). */
+  FACE_AGE_BUFFER: { min: 0, max: 30 },
+  FACE_WORKERS: { min: 1, max: 16, fallback: 1 },
+  FACE_QUEUE: { min: 0, max: 1000, fallback: 8 },
+  FACE_UPLOAD_SECONDS: { min: 1, max: 600, fallback: 60 },
+  CREDENTIAL_TRUST_REFRESH_HOURS: { min: 1, max: 720, fallback: 24 },
+  RATE_LIMIT_AUTH_FAILURES: { min: 1, max: 1_000_000, fallback: 30 },
+  RATE_LIMIT_SESSIONS: { min: 1, max: 1_000_000, fallback: 120 },
+  RATE_LIMIT_CHECKS: { min: 1, max: 1_000_000, fallback: 300 },
+  // A person mistypes a password a few times; a guesser needs thousands of tries. An office behind one
+  // address signs in a few dozen times a quarter hour at most.
+  RATE_LIMIT_SIGNIN_ACCOUNT: { min: 1, max: 1_000_000, fallback: 10 },
+  RATE_LIMIT_SIGNIN_ACCOUNT_CEILING: { min: 1, max: 1_000_000, fallback: 100 },
+  RATE_LIMIT_SIGNIN_ADDRESS: { min: 1, max: 1_000_000, fallback: 30 },
+  // Each reset request may send an email: a few an hour reach a forgetful owner, and no inbox is flooded.
+  RATE_LIMIT_PASSWORD_RESET_EMAIL: { min: 1, max: 1_000_000, fallback: 3 },
+  RATE_LIMIT_PASSWORD_RESET_ADDRESS: { min: 1, max: 1_000_000, fallback: 10 },
+} as const satisfies Record<string, NumberRule>
+
+/** Every on/off variable whose default does not depend on another (OFAGE_DEMO follows the database). */
+export const FLAGS = {
+  FACE_CHECK: true,
+  FACE_UPLOAD: false,
+  METRICS_PUBLIC: false,
+  TRUST_PROXY: false,
+  HSTS_INCLUDE_SUBDOMAINS: false,
+  CREDENTIAL_PLAIN_ANSWERS: false,
+  CREDENTIAL_AV_PROFILE: true,
+} as const satisfies Record<string, boolean>
+
+/** The other variables' defaults, where they have one of their own. */
+export const TEXT_DEFAULTS = {
+  HOST: '0.0.0.0',
+  DATA_DIR: './data',
+  CREDENTIAL_REVOCATION_UNREACHABLE: 'refuse',
+} as const
+
 export function loadConfig(env: Env = process.env): Config {
-  const port = readPort(env.PORT)
-  const dataDir = nonEmpty(env.DATA_DIR) ?? './data'
+  const port = readInt('PORT', env.PORT)
+  const dataDir = nonEmpty(env.DATA_DIR) ?? TEXT_DEFAULTS.DATA_DIR
   const database = readDatabase(env.DATABASE_URL, dataDir)
   const publicUrl = readUrl('PUBLIC_URL', env.PUBLIC_URL) ?? `http://localhost:${port}`
   const appUrl = readUrl('APP_URL', env.APP_URL) ?? publicUrl
   const issuerUrl = nonEmpty(env.ISSUER_URL) ? readIssuer(env.ISSUER_URL!) : publicUrl
   const production = env.NODE_ENV === 'production'
   const face: FaceConfig = {
-    enabled: readFlag('FACE_CHECK', env.FACE_CHECK) ?? true,
-    buffer: nonEmpty(env.FACE_AGE_BUFFER) === undefined ? undefined : readInt('FACE_AGE_BUFFER', env.FACE_AGE_BUFFER, { min: 0, max: 30, fallback: 0 }),
-    workers: readInt('FACE_WORKERS', env.FACE_WORKERS, { min: 1, max: 16, fallback: 1 }),
-    queue: readInt('FACE_QUEUE', env.FACE_QUEUE, { min: 0, max: 1000, fallback: 8 }),
-    upload: readFlag('FACE_UPLOAD', env.FACE_UPLOAD) ?? false,
-    uploadSeconds: readInt('FACE_UPLOAD_SECONDS', env.FACE_UPLOAD_SECONDS, { min: 1, max: 600, fallback: 60 }),
+    enabled: readFlag('FACE_CHECK', env.FACE_CHECK) ?? FLAGS.FACE_CHECK,
+    buffer: nonEmpty(env.FACE_AGE_BUFFER) === undefined ? undefined : readInt('FACE_AGE_BUFFER', env.FACE_AGE_BUFFER),
+    workers: readInt('FACE_WORKERS', env.FACE_WORKERS),
+    queue: readInt('FACE_QUEUE', env.FACE_QUEUE),
+    upload: readFlag('FACE_UPLOAD', env.FACE_UPLOAD) ?? FLAGS.FACE_UPLOAD,
+    uploadSeconds: readInt('FACE_UPLOAD_SECONDS', env.FACE_UPLOAD_SECONDS),
   }
   return {
     port,
@@ -201,31 +250,28 @@ export function loadConfig(env: Env = process.env): Config {
     demo: readFlag('OFAGE_DEMO', env.OFAGE_DEMO) ?? database.kind !== 'postgres',
     face,
     workers: readWorkers(env, database.kind, face),
-    databasePool: readInt('DATABASE_POOL', env.DATABASE_POOL, { min: 2, max: 1000, fallback: 20 }),
+    databasePool: readInt('DATABASE_POOL', env.DATABASE_POOL),
     metricsToken: nonEmpty(env.METRICS_TOKEN),
-    metricsPublic: readFlag('METRICS_PUBLIC', env.METRICS_PUBLIC) ?? false,
+    metricsPublic: readFlag('METRICS_PUBLIC', env.METRICS_PUBLIC) ?? FLAGS.METRICS_PUBLIC,
     credentials: readCredentials(env),
     trust: {
       vicalSignerFile: nonEmpty(env.CREDENTIAL_VICAL_SIGNER_FILE),
       trustedListSignerFile: nonEmpty(env.CREDENTIAL_TRUSTED_LIST_SIGNER_FILE),
-      refreshHours: readInt('CREDENTIAL_TRUST_REFRESH_HOURS', env.CREDENTIAL_TRUST_REFRESH_HOURS, { min: 1, max: 720, fallback: 24 }),
+      refreshHours: readInt('CREDENTIAL_TRUST_REFRESH_HOURS', env.CREDENTIAL_TRUST_REFRESH_HOURS),
       revocationUnreachable: readRevocationUnreachable(env.CREDENTIAL_REVOCATION_UNREACHABLE),
     },
     limits: {
-      authFailures: { max: readInt('RATE_LIMIT_AUTH_FAILURES', env.RATE_LIMIT_AUTH_FAILURES, { min: 1, max: 1_000_000, fallback: 30 }), windowMs: 60_000 },
-      sessions: { max: readInt('RATE_LIMIT_SESSIONS', env.RATE_LIMIT_SESSIONS, { min: 1, max: 1_000_000, fallback: 120 }), windowMs: 60_000 },
-      checks: { max: readInt('RATE_LIMIT_CHECKS', env.RATE_LIMIT_CHECKS, { min: 1, max: 1_000_000, fallback: 300 }), windowMs: 10 * 60_000 },
-      // A person mistypes a password a few times; a guesser needs thousands of tries. An office behind one
-      // address signs in a few dozen times a quarter hour at most.
-      signInAccount: { max: readInt('RATE_LIMIT_SIGNIN_ACCOUNT', env.RATE_LIMIT_SIGNIN_ACCOUNT, { min: 1, max: 1_000_000, fallback: 10 }), windowMs: 15 * 60_000 },
-      signInAccountCeiling: { max: readInt('RATE_LIMIT_SIGNIN_ACCOUNT_CEILING', env.RATE_LIMIT_SIGNIN_ACCOUNT_CEILING, { min: 1, max: 1_000_000, fallback: 100 }), windowMs: 15 * 60_000 },
-      signInAddress: { max: readInt('RATE_LIMIT_SIGNIN_ADDRESS', env.RATE_LIMIT_SIGNIN_ADDRESS, { min: 1, max: 1_000_000, fallback: 30 }), windowMs: 15 * 60_000 },
-      // Each reset request may send an email: a few an hour reach a forgetful owner, and no inbox is flooded.
-      passwordResetEmail: { max: readInt('RATE_LIMIT_PASSWORD_RESET_EMAIL', env.RATE_LIMIT_PASSWORD_RESET_EMAIL, { min: 1, max: 1_000_000, fallback: 3 }), windowMs: 60 * 60_000 },
-      passwordResetAddress: { max: readInt('RATE_LIMIT_PASSWORD_RESET_ADDRESS', env.RATE_LIMIT_PASSWORD_RESET_ADDRESS, { min: 1, max: 1_000_000, fallback: 10 }), windowMs: 60 * 60_000 },
+      authFailures: { max: readInt('RATE_LIMIT_AUTH_FAILURES', env.RATE_LIMIT_AUTH_FAILURES), windowMs: 60_000 },
+      sessions: { max: readInt('RATE_LIMIT_SESSIONS', env.RATE_LIMIT_SESSIONS), windowMs: 60_000 },
+      checks: { max: readInt('RATE_LIMIT_CHECKS', env.RATE_LIMIT_CHECKS), windowMs: 10 * 60_000 },
+      signInAccount: { max: readInt('RATE_LIMIT_SIGNIN_ACCOUNT', env.RATE_LIMIT_SIGNIN_ACCOUNT), windowMs: 15 * 60_000 },
+      signInAccountCeiling: { max: readInt('RATE_LIMIT_SIGNIN_ACCOUNT_CEILING', env.RATE_LIMIT_SIGNIN_ACCOUNT_CEILING), windowMs: 15 * 60_000 },
+      signInAddress: { max: readInt('RATE_LIMIT_SIGNIN_ADDRESS', env.RATE_LIMIT_SIGNIN_ADDRESS), windowMs: 15 * 60_000 },
+      passwordResetEmail: { max: readInt('RATE_LIMIT_PASSWORD_RESET_EMAIL', env.RATE_LIMIT_PASSWORD_RESET_EMAIL), windowMs: 60 * 60_000 },
+      passwordResetAddress: { max: readInt('RATE_LIMIT_PASSWORD_RESET_ADDRESS', env.RATE_LIMIT_PASSWORD_RESET_ADDRESS), windowMs: 60 * 60_000 },
     },
-    trustProxy: readFlag('TRUST_PROXY', env.TRUST_PROXY) ?? false,
-    hstsIncludeSubDomains: readFlag('HSTS_INCLUDE_SUBDOMAINS', env.HSTS_INCLUDE_SUBDOMAINS) ?? false,
+    trustProxy: readFlag('TRUST_PROXY', env.TRUST_PROXY) ?? FLAGS.TRUST_PROXY,
+    hstsIncludeSubDomains: readFlag('HSTS_INCLUDE_SUBDOMAINS', env.HSTS_INCLUDE_SUBDOMAINS) ?? FLAGS.HSTS_INCLUDE_SUBDOMAINS,
     production,
     outbound: { allowLoopback: !production, allowedNetworks: readNetworks(env.OUTBOUND_ALLOWED_NETWORKS) },
     mail: readMail(env.SMTP_URL, env.SMTP_FROM),
@@ -325,20 +371,26 @@ function readCredentials(env: Env): CredentialConfig | undefined {
     verifierRootsFile,
     readerKeyFile,
     readerCertificateFile,
-    plainAnswers: readFlag('CREDENTIAL_PLAIN_ANSWERS', env.CREDENTIAL_PLAIN_ANSWERS) ?? false,
-    avProfile: readFlag('CREDENTIAL_AV_PROFILE', env.CREDENTIAL_AV_PROFILE) ?? true,
+    plainAnswers: readFlag('CREDENTIAL_PLAIN_ANSWERS', env.CREDENTIAL_PLAIN_ANSWERS) ?? FLAGS.CREDENTIAL_PLAIN_ANSWERS,
+    avProfile: readFlag('CREDENTIAL_AV_PROFILE', env.CREDENTIAL_AV_PROFILE) ?? FLAGS.CREDENTIAL_AV_PROFILE,
   }
 }
 
 function readRevocationUnreachable(value: string | undefined): 'refuse' | 'accept' {
-  const raw = nonEmpty(value) ?? 'refuse'
+  const raw = nonEmpty(value) ?? TEXT_DEFAULTS.CREDENTIAL_REVOCATION_UNREACHABLE
   if (raw !== 'refuse' && raw !== 'accept') throw new ConfigError('CREDENTIAL_REVOCATION_UNREACHABLE', `must be refuse or accept, got "${raw}"`)
   return raw
 }
 
-function readInt(variable: string, value: string | undefined, range: { min: number; max: number; fallback: number }): number {
+/** A whole number within its NUMBERS bounds; unset, its fallback there (or the one given, when it is worked out). */
+function readInt(variable: keyof typeof NUMBERS, value: string | undefined, fallback?: number): number {
+  const range: NumberRule = NUMBERS[variable]
   const raw = nonEmpty(value)
-  if (raw === undefined) return range.fallback
+  if (raw === undefined) {
+    const chosen = fallback ?? range.fallback
+    if (chosen === undefined) throw new Error(`${variable} has no default: its reader must give one`)
+    return chosen
+  }
   const number = Number(raw)
   if (!/^\d+$/.test(raw) || number < range.min || number > range.max) {
     throw new ConfigError(variable, `must be an integer from ${range.min} to ${range.max}, got "${value}"`)
@@ -352,18 +404,9 @@ function nonEmpty(value: string | undefined): string | undefined {
 
 function readHost(value: string | undefined): string {
   const host = nonEmpty(value)
-  if (host === undefined) return '0.0.0.0'
+  if (host === undefined) return TEXT_DEFAULTS.HOST
   if (!/^[A-Za-z0-9.:_-]{1,253}$/.test(host)) throw new ConfigError('HOST', `must be a host name or IP address, got "${value}"`)
   return host
-}
-
-function readPort(value: string | undefined): number {
-  if (nonEmpty(value) === undefined) return 3000
-  const port = Number(value)
-  if (!/^\d+$/.test(value!.trim()) || port < 1 || port > 65535) {
-    throw new ConfigError('PORT', `must be an integer from 1 to 65535, got "${value}"`)
-  }
-  return port
 }
 
 function readDatabase(value: string | undefined, dataDir: string): DatabaseTarget {
@@ -409,5 +452,5 @@ function readWorkers(env: Env, databaseKind: DatabaseTarget['kind'], face: FaceC
     return 1
   }
   const perProcess = 1 + (face.enabled ? face.workers : 0)
-  return readInt('WORKERS', env.WORKERS, { min: 1, max: 64, fallback: Math.max(1, Math.floor(availableParallelism() / perProcess)) })
+  return readInt('WORKERS', env.WORKERS, Math.max(1, Math.floor(availableParallelism() / perProcess)))
 }

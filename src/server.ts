@@ -1,17 +1,25 @@
+import packageJson from '../package.json' with { type: 'json' }
 import { serveAdminSocket } from './admin-socket.ts'
 import { createHandler } from './app.tsx'
 import { startServices } from './boot.ts'
 import type { Config } from './config.ts'
+import type { MigrationReport } from './db/migrate.ts'
 import { serverError } from './errors.ts'
 import { forgetInstance } from './keys/instance-reports.ts'
 import { startBackgroundJobs } from './jobs/background-jobs.ts'
 import { recordServerAddresses } from './ops/server-addresses.ts'
+import { buildCommit } from './lib/build-commit.ts'
 import { describeError } from './lib/log.ts'
 import { MAX_MULTIPART_BYTES } from './lib/strict-request.ts'
 import { rememberPeer } from './ratelimit/peer.ts'
 import { startWorkers, watchParent, workerIndex } from './ops/workers.ts'
 import { randomUUID } from 'node:crypto'
 import { hostname } from 'node:os'
+
+/** The `migrations` log line's fields: how many this start applied, the first and last of them, and the total. */
+export function migrationFields({ applied, total }: MigrationReport): Record<string, unknown> {
+  return { applied: applied.length, ...(applied.length > 0 && { first: applied[0], last: applied.at(-1) }), total }
+}
 
 /**
  * Runs the HTTP server until SIGTERM or SIGINT, then stops accepting, finishes, and closes the database.
@@ -22,6 +30,8 @@ export async function runServer(config: Config): Promise<void> {
   const services = await startServices(config, { estimator: true, syncDemoClient: true })
   const { deps } = services
   const primary = workerIndex() === 0
+  // What this start applied, in one line: a start that migrated says so (the other workers found it done).
+  if (primary && services.migrations) deps.log.info('migrations', migrationFields(services.migrations))
   // The address that CLI commands put in the links they print.
   if (primary) await recordServerAddresses(deps)
   // Every process reads the key in force again and says which key it signs with, for `keys show` and
@@ -49,6 +59,8 @@ export async function runServer(config: Config): Promise<void> {
   const workers = primary && config.workers > 1 ? startWorkers(config.workers - 1, deps.log) : undefined
   deps.log.info('listening', {
     worker: workerIndex(),
+    version: packageJson.version,
+    commit: buildCommit(),
     host: config.host,
     port: config.port,
     public_url: config.publicUrl,

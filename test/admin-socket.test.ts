@@ -54,6 +54,10 @@ test.skipIf(onPostgres)('clients create against a running embedded server goes t
   const usage = await fetch(`http://127.0.0.1:${port}/api/oauth/usage`, { headers: { authorization: basic(client.client_id, client.client_secret) } })
   expect(usage.status).toBe(200)
 
+  // The server migrated at its start: migrate through its socket has nothing left to apply, and says so.
+  const migrated = await cli('migrate')
+  expect(migrated).toMatchObject({ status: 0, out: expect.stringMatching(/^The database is up to date \(\d+ migrations\)\.\n$/) })
+
   const listed = await cli('clients', 'list', '--json')
   expect(JSON.parse(listed.out).map((c: { client_id: string }) => c.client_id)).toContain(client.client_id)
   const failing = await cli('clients', 'show', 'cl_nope')
@@ -88,6 +92,10 @@ test.skipIf(onPostgres)('SIGTERM stops the server cleanly: exit 0, socket and lo
   expect(existsSync(join(dataDir, 'admin.sock'))).toBe(false)
   expect(existsSync(join(dataDir, 'ofage.lock'))).toBe(false)
   // With the server gone, a command opens the store itself.
+  // The server migrated at its start: migrate through its socket has nothing left to apply, and says so.
+  const migrated = await cli('migrate')
+  expect(migrated).toMatchObject({ status: 0, out: expect.stringMatching(/^The database is up to date \(\d+ migrations\)\.\n$/) })
+
   const listed = await cli('clients', 'list', '--json')
   expect(listed.status).toBe(0)
   expect(JSON.parse(listed.out)).toHaveLength(1)

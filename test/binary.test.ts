@@ -59,7 +59,8 @@ afterAll(async () => {
 
 describe.skipIf(!built)('the compiled binary', () => {
   test('--version and --help answer from the binary alone, starting nothing', async () => {
-    expect(await run('--version')).toEqual({ status: 0, out: `ofage ${pkg.version}\n`, err: '' })
+    // Run from a folder outside any checkout: the commit is the one the build wrote in, not git's answer here.
+    expect(await run('--version')).toEqual({ status: 0, out: expect.stringMatching(new RegExp(`^ofage ${pkg.version.replaceAll('.', '\\.')} \\(commit [0-9a-f]{7,40}\\)\\n$`)), err: '' })
     const help = await run('serve', '--help')
     expect(help).toMatchObject({ status: 0, err: '' })
     expect(help.out).toStartWith(`ofage ${pkg.version} — self-hosted age verification`)
@@ -71,13 +72,18 @@ describe.skipIf(!built)('the compiled binary', () => {
     const migrated = await run('migrate')
     expect(migrated.err).toBe('')
     expect(migrated.status).toBe(0)
+    // On a new database it says what it applied; the server's start then finds nothing left, and logs that.
+    expect(migrated.out).toMatch(/^Applied \d+ migrations \(0000_init … \d{4}_\w+\)\.\n$/)
 
     const created = await run('clients', 'create', '--name', 'Binary shop', '--redirect-uri', REDIRECT_URI, '--sandbox', '--json')
     expect(created.status).toBe(0)
     const client = JSON.parse(created.out) as { client_id: string; client_secret: string }
 
-    server = Bun.spawn([BINARY], { env, cwd: workDir, stdout: 'ignore', stderr: 'ignore' })
+    server = Bun.spawn([BINARY], { env, cwd: workDir, stdout: 'ignore', stderr: Bun.file(join(workDir, 'server.log')) })
     await waitUntilReady(baseUrl)
+    const started = readFileSync(join(workDir, 'server.log'), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>)
+    expect(started.find((line) => line.event === 'migrations')).toMatchObject({ applied: 0, total: expect.any(Number) })
+    expect(started.find((line) => line.event === 'listening')).toMatchObject({ version: pkg.version, commit: expect.stringMatching(/^[0-9a-f]{7,40}$/) })
 
     const browser = testBrowser({ baseUrl })
     const { response, page } = await browser.open({ client_id: client.client_id, state: 'bin' })

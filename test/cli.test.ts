@@ -16,6 +16,7 @@ import { silentLogger } from '../src/lib/log.ts'
 import { issueCode } from '../src/oauth/codes.ts'
 import { recordServerAddresses } from '../src/ops/server-addresses.ts'
 import type { Database } from '../src/db/client.ts'
+import { migrationJournal } from '../src/db/migrations.ts'
 import { basic, freshDatabase, freshDatabaseUrl, ISSUER, json, onPostgres, PUBLIC_URL, queryRows, REDIRECT_URI, testConfig } from './helpers.ts'
 
 /**
@@ -287,16 +288,25 @@ describe('client management', () => {
     for (const command of ['migrate', 'clients create', 'rotate-secret', 'audit show', 'usage', 'keys show']) expect(help.out).toContain(command)
   })
 
-  test('migrate is idempotent', async () => {
-    expect((await cli('migrate')).status).toBe(0)
-    expect((await cli('migrate', '--json')).json()).toEqual({ migrated: true })
+  test('migrate is idempotent, and says there was nothing to apply', async () => {
+    const total = migrationJournal.entries.length
+    expect(await cli('migrate')).toMatchObject({ status: 0, out: `The database is up to date (${total} migrations).`, err: '' })
+    expect((await cli('migrate', '--json')).json()).toEqual({ migrated: true, applied: [], total })
   })
+
+  test('migrate on a new database says how many it applied, and the first and last (it said "Migrations applied." whether 0 or 13 ran)', async () => {
+    const tags = migrationJournal.entries.map((entry) => entry.tag)
+    const fresh = await cliWith(testConfig({ DATABASE_URL: 'memory:' }), 'migrate')
+    expect(fresh).toMatchObject({ status: 0, out: `Applied ${tags.length} migrations (0000_init … ${tags.at(-1)}).`, err: '' })
+  }, 30_000)
 })
 
 describe('--version and --help answer without opening a database or starting a server', () => {
   const versions = [['--version'], ['-v'], ['version'], ['serve', '--version'], ['clients', 'list', '-v']]
-  test.each(versions.map((argv) => [argv]))('%j prints "ofage" and the version of package.json', async (argv) => {
-    expect(await cliWith(unopenable, ...argv)).toMatchObject({ status: 0, out: `ofage ${pkg.version}`, err: '' })
+  // From a checkout, the commit is the checkout's own (the binary's is written in by the build: test/binary.test.ts).
+  const commit = Bun.spawnSync(['git', 'rev-parse', '--short', 'HEAD']).stdout.toString().trim() || 'unknown'
+  test.each(versions.map((argv) => [argv]))('%j prints "ofage", the version of package.json and the commit', async (argv) => {
+    expect(await cliWith(unopenable, ...argv)).toMatchObject({ status: 0, out: `ofage ${pkg.version} (commit ${commit})`, err: '' })
   })
 
   const helps = [['--help'], ['-h'], ['help'], ['serve', '--help'], ['clients', '--help'], ['clients', 'delete', 'cl_x', '-h'], ['keys', 'show', '--help'], ['estimator', '--help'], ['dev', '--help']]

@@ -48,6 +48,18 @@ describe('request ids and request logs', () => {
     expect(odd.headers.get('x-request-id')).not.toContain('<')
   })
 
+  test("/favicon.ico, which browsers ask after every page, answers 204 with a day's cache and logs no line (it was a 404 and a line per page view)", async () => {
+    lines.length = 0
+    const response = await ctx.request('/favicon.ico')
+    expect(response.status).toBe(204)
+    expect(response.headers.get('cache-control')).toBe('public, max-age=86400')
+    expect(await response.text()).toBe('')
+    expect(lines).toEqual([])
+    // Still counted, under its own route.
+    const metrics = await (await ctx.request('/metrics', { headers: { authorization: 'Bearer scrape-me' } })).text()
+    expect(metrics).toMatch(/ofage_http_requests_total\{[^}]*route="\/favicon\.ico"[^}]*status="204"[^}]*\} 1/)
+  })
+
   test('one log line per request with the route pattern, never the token, code or query', async () => {
     const client = await ctx.createClient()
     const { access_token } = await ctx.tokenFor(client)

@@ -40,7 +40,9 @@ export function authorizationRoutes(deps: AppDeps) {
     code_challenge_methods_supported: ['S256'],
     require_pushed_authorization_requests: false,
     authorization_response_iss_parameter_supported: true,
-    service_documentation: `${publicUrl}/api/openapi`,
+    // The OpenAPI document the app serves (src/app.tsx); `/api/openapi` has no page (no UI provider: its
+    // scripts would come from another origin), and answered 404 (issue 32, item 5).
+    service_documentation: `${publicUrl}/api/openapi.json`,
   }
   const metadataRoute = {
     response: { 200: t.Object({ issuer: t.String(), authorization_endpoint: t.String(), token_endpoint: t.String(), jwks_uri: t.String() }, { additionalProperties: true }) },

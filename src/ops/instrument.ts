@@ -26,6 +26,7 @@ const patterns: [RegExp, string][] = [
 ]
 const fixed = new Set([
   '/',
+  '/favicon.ico',
   '/.well-known/oauth-authorization-server',
   '/api/.well-known/oauth-authorization-server',
   '/api/oauth/par',
@@ -74,10 +75,11 @@ const fixed = new Set([
 /**
  * Routes whose answers below 400 get no log line of their own (metrics still count them): `/gate/auth` is
  * asked before every request of a gated site, whose proxy logs each request already; a line per pass was
- * the largest cost of the gate's check (a fifth of its CPU, `bun run bench --profile`). Its refusals and
- * failures are logged as every route's are.
+ * the largest cost of the gate's check (a fifth of its CPU, `bun run bench --profile`). `/favicon.ico` is
+ * asked by the browser after every page, which has its own line. Their refusals and failures are logged as
+ * every route's are.
  */
-const quietWhenAnswered = new Set(['/gate/auth'])
+const quietWhenAnswered = new Set(['/gate/auth', '/favicon.ico'])
 
 export function routeLabel(pathname: string): string {
   if (fixed.has(pathname)) return pathname

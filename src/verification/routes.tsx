@@ -62,6 +62,9 @@ export function pageRoutes(deps: AppDeps) {
       },
       { detail: { hide: true } },
     )
+    // Browsers ask every origin for /favicon.ico after each page. We have no icon; "none" is an answer worth
+    // caching (a day), where a 404 would be an error page and a log line per page view (issue 32, item 5).
+    .get('/favicon.ico', () => new Response(null, { status: 204, headers: { 'cache-control': 'public, max-age=86400' } }), { detail: { hide: true } })
     .get(
       '/',
       async ({ query, request, cookie, set }) => {

@@ -5,7 +5,7 @@ import { createClient } from '../../src/clients/registry.ts'
 import { addWebhookEndpoint } from '../../src/webhooks/endpoints.ts'
 import { enqueueTestEvent } from '../../src/webhooks/events.ts'
 import { basic } from '../helpers.ts'
-import { axeViolations, fitsTheScreen, hasChromium, launchChromium, startTestServer, type RunningServer } from './chromium.ts'
+import { axeViolations, fitsTheScreen, hasChromium, launchChromium, startTestServer, tablesFitTheirBoxes, type RunningServer } from './chromium.ts'
 import { credentialsOf, pageWithAuthenticator } from './webauthn.ts'
 
 /**
@@ -128,6 +128,17 @@ describe.skipIf(!hasChromium)('the client dashboard in headless Chromium', () =>
     await page.waitForURL('**/dashboard/audit')
     expect(await page.getByRole('table', { name: 'Verifications, newest first' }).getByRole('link').count()).toBe(2)
     expect(await axeViolations(page)).toEqual([])
+    // On a 1280 px desktop, and a 1024 px one, the audit table fits as a table in every dashboard language:
+    // codes and ids stay whole, words wrap (it scrolled sideways in its box at 1280 px).
+    for (const width of [1280, 1024]) {
+      await page.setViewportSize({ width, height: 900 })
+      for (const lang of ['en', 'de', 'fr', 'es', 'it']) {
+        await page.goto(`${running.baseUrl}/dashboard/audit?lang=${lang}`)
+        expect({ width, lang, fits: await fitsTheScreen(page), table: await tablesFitTheirBoxes(page) }).toEqual({ width, lang, fits: true, table: true })
+      }
+    }
+    await page.setViewportSize({ width: 1280, height: 900 })
+    await page.goto(`${running.baseUrl}/dashboard/audit`)
 
     await page.getByLabel('Transaction ID').fill(transactionId)
     await page.getByRole('button', { name: 'Search' }).click()

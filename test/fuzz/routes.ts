@@ -377,6 +377,7 @@ function shapes(hostile: Arbitrary<Piece>, strict: boolean): Shape[] {
     { name: 'GET /readyz', method: 'GET', path: ['readyz'] },
     { name: 'GET /metrics', method: 'GET', path: ['metrics'], headers: { authorization: mix(real('metricsToken').map((token) => ({ concat: ['Bearer ', token] }))) } },
     { name: 'GET /assets/:file', method: 'GET', path: ['assets', mix(words('ofage.css', 'face-capture.js', 'passkey.js', 'credential.js'))] },
+    { name: 'GET /favicon.ico', method: 'GET', path: ['favicon.ico'] },
     // The shop has a logo and an accent colour (createFuzzTarget).
     { name: 'GET /branding/:client_id/logo.png', method: 'GET', path: ['branding', mix(real('clientId'), words('cl_nobody')), 'logo.png'], query: { v: mix(real('logoVersion'), words('', '0')) } },
     { name: 'GET /branding/:client_id/theme.css', method: 'GET', path: ['branding', mix(real('clientId'), words('cl_nobody')), 'theme.css'], query: { v: mix(words('14632c', '')) } },
@@ -678,7 +679,9 @@ export function judge(request: Request, response: Response, text: string): strin
   const gateAnswer = route === '/gate/auth' && ([401, 403].includes(status) ? type.startsWith('text/plain') : status === 302 || status === 200)
   if (status >= 400 && !bodyless && !scraperError && !gateAnswer && !/^(text\/html|application\/json)/.test(type)) problems.push(`page_error_type: ${status} ${type}`)
   if (metrics && request.method === 'GET' && (status === 401 || status === 404) && /html/i.test(type)) problems.push(`html_for_scraper: ${status}`)
-  if (!pageStatuses.has(status) && !busy && !gateAnswer) problems.push(`page_status: ${status}`)
+  // The browser's own /favicon.ico: "no icon", without a body (issue 32, item 5).
+  const noIcon = route === '/favicon.ico' && status === 204
+  if (!pageStatuses.has(status) && !busy && !gateAnswer && !noIcon) problems.push(`page_status: ${status}`)
   const code = /class="code">[\s\S]*?<code>([a-z_]+)<\/code>/.exec(text)?.[1]
   if (code && status >= 400 && errorStatus[code as ErrorCode] !== status) problems.push(`page_status: ${status} for ${code}`)
   if (status === 303 && !response.headers.get('location')) problems.push('no_location: 303')

@@ -59,6 +59,16 @@ describe('authorization server metadata (RFC 8414)', () => {
       authorization_response_iss_parameter_supported: true,
     })
   })
+
+  test('the documents it points at exist: service_documentation is the OpenAPI document (it named /api/openapi, a 404), jwks_uri the key set', async () => {
+    const metadata = await json(await ctx.request('/.well-known/oauth-authorization-server'))
+    const documentation = await ctx.request(new URL(metadata.service_documentation).pathname)
+    expect(documentation.status).toBe(200)
+    expect((await json(documentation)).openapi).toMatch(/^3\./)
+    const keys = await ctx.request(new URL(metadata.jwks_uri).pathname)
+    expect(keys.status).toBe(200)
+    expect((await json(keys)).keys).toHaveLength(1)
+  })
 })
 
 describe('the exchange as RFC 6749 §4.1.3 sends it', () => {
