@@ -1,7 +1,7 @@
 import { chmodSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Services } from './boot.ts'
-import { runCommand, type Io } from './commands.ts'
+import type { CommandRunner, Io } from './cli/command.ts'
 import { upToDate } from './db/migrate.ts'
 
 /**
@@ -15,7 +15,8 @@ export function adminSocketPath(dataDir: string): string {
 
 type Reply = { status: number; out: string[]; err: string[] }
 
-export function serveAdminSocket(running: Services, dataDir: string): { stop(): Promise<void> } {
+/** Serves the socket: each command line it is sent runs with `commands` (src/cli/run.ts) on the server's own services. */
+export function serveAdminSocket(running: Services, dataDir: string, commands: CommandRunner): { stop(): Promise<void> } {
   const path = adminSocketPath(dataDir)
   // The server migrated when it started: `migrate` through its socket finds nothing left to apply.
   const services: Services = { ...running, migrations: upToDate() }
@@ -28,7 +29,7 @@ export function serveAdminSocket(running: Services, dataDir: string): { stop(): 
         return Response.json({ status: 2, out: [], err: ['ofage: not a command the server runs'] } satisfies Reply)
       }
       const reply: Reply = { status: 0, out: [], err: [] }
-      reply.status = await runCommand(services, argv, { out: (text) => reply.out.push(text), err: (text) => reply.err.push(text) })
+      reply.status = await commands(services, argv, { out: (text) => reply.out.push(text), err: (text) => reply.err.push(text) })
       return Response.json(reply)
     },
   })

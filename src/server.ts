@@ -2,6 +2,7 @@ import packageJson from '../package.json' with { type: 'json' }
 import { serveAdminSocket } from './admin-socket.ts'
 import { createHandler } from './app.tsx'
 import { startServices } from './boot.ts'
+import type { CommandRunner } from './cli/command.ts'
 import type { Config } from './config.ts'
 import type { MigrationReport } from './db/migrate.ts'
 import { serverError } from './errors.ts'
@@ -24,9 +25,10 @@ export function migrationFields({ applied, total }: MigrationReport): Record<str
 /**
  * Runs the HTTP server until SIGTERM or SIGINT, then stops accepting, finishes, and closes the database.
  * With WORKERS above 1, this first process migrates and loads the keys, then starts the other workers
- * (src/ops/workers.ts); all of them listen on the same port and the kernel spreads connections.
+ * (src/ops/workers.ts); all of them listen on the same port and the kernel spreads connections. On the
+ * embedded store it runs, with `commands`, the command lines that `ofage` commands send to its admin socket.
  */
-export async function runServer(config: Config): Promise<void> {
+export async function runServer(config: Config, { commands }: { commands: CommandRunner }): Promise<void> {
   const services = await startServices(config, { estimator: true, syncDemoClient: true })
   const { deps } = services
   const primary = workerIndex() === 0
@@ -69,7 +71,7 @@ export async function runServer(config: Config): Promise<void> {
     ...(config.demo && { demo: `${config.publicUrl}/demo` }),
   })
 
-  const admin = config.database.kind === 'pglite' ? serveAdminSocket(services, config.database.dataDir) : undefined
+  const admin = config.database.kind === 'pglite' ? serveAdminSocket(services, config.database.dataDir, commands) : undefined
   const jobs = startBackgroundJobs(deps, { primary })
 
   let stopping = false

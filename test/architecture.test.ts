@@ -127,3 +127,52 @@ describe('the rooms of src/ (issue 33: the client registry in its own room)', ()
     }
   })
 })
+
+describe('the command line in one room (issue 33: six *-command.ts files in feature folders imported boot.ts)', () => {
+  const graph = importGraph()
+  /** The files that know every room: the entries, the server, the start-up, the app and its dependencies. */
+  const compositionRoot = new Set(['cli.ts', 'index.ts', 'server.ts', 'boot.ts', 'admin-socket.ts', 'app.tsx', 'deps.ts'])
+
+  test('no file outside src/cli/ and the composition root imports boot.ts: feature folders keep framework-free services that the commands call', () => {
+    for (const [file, targets] of graph) {
+      if (!file.startsWith('cli/') && !compositionRoot.has(file)) expect(targets.filter((target) => target === 'boot.ts'), file).toEqual([])
+    }
+  })
+
+  test('src/cli/ is imported only by itself and the composition root: no feature folder reaches into the command line', () => {
+    for (const [file, targets] of graph) {
+      if (!file.startsWith('cli/') && !compositionRoot.has(file)) expect(targets.filter((target) => target.startsWith('cli/')), file).toEqual([])
+    }
+  })
+
+  test('src/cli.ts, the binary\'s entry, stays thin: it runs a command line (src/cli/run.ts) and prints a failure', () => {
+    expect(graph.get('cli.ts')?.toSorted()).toEqual(['cli/run.ts', 'config.ts', 'errors.ts'])
+  })
+
+  test('each command declares its own flags in its own file, src/cli/<command>.ts, and its usage names each of them: there is no table of every flag', async () => {
+    const { COMMANDS } = await import('../src/cli/commands.ts')
+    const { jsonOption } = await import('../src/cli/command.ts')
+    for (const command of COMMANDS) {
+      const flags = Object.keys(command.options)
+      if (command.kind === 'answer') {
+        expect(flags, command.name).toEqual([])
+        continue
+      }
+      const source = readFileSync(join(SRC, 'cli', `${command.name}.ts`), 'utf8')
+      expect(source, command.name).toContain(`name: '${command.name}'`)
+      for (const flag of flags) {
+        if (flag in jsonOption) continue
+        expect(source, `${command.name} --${flag}`).toMatch(new RegExp(`(^|[{,])\\s*'?${flag}'?: \\{ type: '(string|boolean)'`, 'm'))
+        expect(command.usage, `${command.name} --${flag}`).toContain(`--${flag}`)
+      }
+    }
+    // A flag another command takes is an unknown option here: `clients` does not take `keys rotate --leaked`.
+    const everyFlag = new Set(COMMANDS.flatMap((command) => Object.keys(command.options)))
+    for (const command of COMMANDS) expect(Object.keys(command.options).length, command.name).toBeLessThan(everyFlag.size)
+  })
+
+  test('only src/cli/ declares command-line flags', () => {
+    const files = readdirSync(SRC, { recursive: true, encoding: 'utf8' }).filter((file) => /\.tsx?$/.test(file) && !file.startsWith('cli/'))
+    expect(files.filter((file) => /\{ type: '(string|boolean)'(, (multiple|short):[^}]*)? \}/.test(readFileSync(join(SRC, file), 'utf8')))).toEqual([])
+  })
+})

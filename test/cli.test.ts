@@ -8,7 +8,7 @@ import { sql } from 'drizzle-orm'
 import pkg from '../package.json' with { type: 'json' }
 import { createApp } from '../src/app.tsx'
 import { startServices, type Services } from '../src/boot.ts'
-import { runCli } from '../src/cli.ts'
+import { runCli } from '../src/cli/run.ts'
 import type { Config } from '../src/config.ts'
 import { ConfigError } from '../src/errors.ts'
 import { fixedClock, type Clock } from '../src/lib/clock.ts'

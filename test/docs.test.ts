@@ -156,7 +156,7 @@ describe('docs/integration.md: webhooks', () => {
 
 describe('docs/integration.md: command lines', () => {
   test('every `npm run -s cli --` line runs as the CLI', async () => {
-    const { runCommand } = await import('../src/commands.ts')
+    const { runCommand } = await import('../src/cli/run.ts')
     const lines = [...guide.matchAll(/^npm run -s cli -- (.+?)(?:\s+#.*)?$/gm)].map((match) => match[1]!)
     expect(lines.length).toBeGreaterThanOrEqual(2)
     for (const line of lines) {
@@ -171,13 +171,13 @@ describe('docs/integration.md: command lines', () => {
 
 describe('README.md and docs/: command lines', () => {
   test('every `npm run -s cli --` line is a command line the CLI accepts: commands, subcommands and options exist', async () => {
-    const { parseCommandLine } = await import('../src/commands.ts')
+    const { parseCommandLine } = await import('../src/cli/commands.ts')
     const files = ['README.md', ...readdirSync('docs').filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)]
     const checked: string[] = []
     for (const file of files) {
       for (const [, line] of (await Bun.file(file).text()).matchAll(/^\s*npm run -s cli -- (.+?)(?:\s+#.*)?$/gm)) {
         const argv = [...line!.matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g)].map((word) => word[1] ?? word[2] ?? word[3]!)
-        // The test issuer and wallet parse their own options (src/credentials/dev-command.ts, tested in test/cli.test.ts).
+        // The test issuer and wallet parse their own options (src/cli/dev.ts, tested in test/cli.test.ts).
         if (argv[0] === 'dev') continue
         let error: string | undefined
         try {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser, Page } from 'playwright-core'
-import { runCommand } from '../../src/commands.ts'
+import { runCommand } from '../../src/cli/run.ts'
 import { createClient } from '../../src/clients/registry.ts'
 import { addWebhookEndpoint } from '../../src/webhooks/endpoints.ts'
 import { enqueueTestEvent } from '../../src/webhooks/events.ts'

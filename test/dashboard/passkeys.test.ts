@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
-import { runCommand } from '../../src/commands.ts'
+import { runCommand } from '../../src/cli/run.ts'
 import { dashboardPasskeys } from '../../src/db/schema.ts'
 import { listDashboardPasskeys } from '../../src/dashboard/passkeys.ts'
 import { createDashboardUser, findUserByEmail, issuePasswordLink, removeDashboardUser } from '../../src/dashboard/users.ts'

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { HELP, parseCommandLine, runCommand } from '../../src/commands.ts'
+import { HELP, parseCommandLine } from '../../src/cli/commands.ts'
+import { runCommand } from '../../src/cli/run.ts'
 import { createTestContext, PUBLIC_URL, type TestContext } from '../helpers.ts'
 import { readPage, testBrowser } from '../verification/browser.ts'
 import { signedIn } from './dashboard.ts'

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { decodeJwt, errors, importJWK, jwtVerify, SignJWT, type JWK } from 'jose'
 import type { Services } from '../../src/boot.ts'
-import { runCommand } from '../../src/commands.ts'
+import { runCommand } from '../../src/cli/run.ts'
 import { createTestContext, ISSUER, json, type TestContext } from '../helpers.ts'
 
 /**

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { runCli } from '../../src/cli.ts'
+import { runCli } from '../../src/cli/run.ts'
 import type { Config } from '../../src/config.ts'
 import { freshDatabase, REDIRECT_URI, testConfig } from '../helpers.ts'
 

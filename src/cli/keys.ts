@@ -1,22 +1,40 @@
 import type { Services } from '../boot.ts'
-import { UsageError, type Output } from '../lib/command-line.ts'
-import { listInstances, type InstanceReport } from './instance-reports.ts'
-import { readStoredKeys, type KeyInForce } from './key-in-force.ts'
-import { describeKeySource } from './key-source.ts'
-import { rotateSigningKey } from './rotate-key.ts'
-import { publicKeyFromJwk } from './signing-key.ts'
-
-export const KEYS_SUBCOMMANDS = ['show', 'rotate'] as const
+import { listInstances, type InstanceReport } from '../keys/instance-reports.ts'
+import { readStoredKeys, type KeyInForce } from '../keys/key-in-force.ts'
+import { describeKeySource } from '../keys/key-source.ts'
+import { rotateSigningKey } from '../keys/rotate-key.ts'
+import { publicKeyFromJwk } from '../keys/signing-key.ts'
+import { databaseCommand, jsonOption, type Flags } from './command.ts'
+import type { Output } from './output.ts'
+import { UsageError } from './parse.ts'
 
 /** How long `keys rotate` waits for the running instances to say they switched. */
 const SETTLE_MS = 5_000
+
+const options = { ...jsonOption, file: { type: 'string' }, leaked: { type: 'boolean' } } as const
 
 /**
  * `ofage keys show`: the key in force, as every instance publishes it (from the database, never from
  * this shell's SIGNING_KEY_FILE), the key it replaced while our validation still accepts it, and whether
  * the running instances all sign with it. `ofage keys rotate`: rotate-key.ts, then the instances' answers.
  */
-export async function keysCommand(services: Services, sub: string | undefined, flags: { file?: string; leaked?: boolean }): Promise<Output> {
+export const keys = databaseCommand({
+  kind: 'database',
+  name: 'keys',
+  usage: `keys show                               the key in force (every instance signs with it and publishes
+                                          it), where it comes from, and whether the running instances agree
+  keys rotate [--file PATH] [--leaked]    a new key for every instance at once: generated and kept in the
+                                          database, or the one every SIGNING_KEY_FILE already holds (PATH);
+                                          the old key is still accepted by validation for 630 s, unless
+                                          --leaked (docs/deploy.md, Keys)`,
+  subcommands: ['show', 'rotate'],
+  options,
+  // `keys show` never generates the signing key: it shows the one the server has, or says there is none.
+  generatesSigningKey: false,
+  run: (services, { words: [sub], flags }) => runKeys(services, sub, flags),
+})
+
+async function runKeys(services: Services, sub: string | undefined, flags: Flags<typeof options>): Promise<Output> {
   const { deps } = services
   if (sub === 'show') {
     if (flags.file !== undefined || flags.leaked) throw new UsageError('keys show takes no --file or --leaked')

@@ -1,19 +1,28 @@
 import type { Services } from '../boot.ts'
 import { OAuthError } from '../errors.ts'
-import { addWebhookEndpoint, listDeadDeliveries, listWebhookEndpoints, removeWebhookEndpoint, replayDelivery } from './endpoints.ts'
+import { addWebhookEndpoint, listDeadDeliveries, listWebhookEndpoints, removeWebhookEndpoint, replayDelivery } from '../webhooks/endpoints.ts'
+import { databaseCommand, jsonOption, type Flags } from './command.ts'
+import type { Output } from './output.ts'
 
-export const WEBHOOKS_SUBCOMMANDS = ['add', 'list', 'remove', 'dead', 'replay'] as const
-
-export const WEBHOOKS_USAGE = `webhooks add CLIENT_ID --url URL [--event TYPE …] | list CLIENT_ID | remove ENDPOINT_ID
+const usage = `webhooks add CLIENT_ID --url URL [--event TYPE …] | list CLIENT_ID | remove ENDPOINT_ID
   webhooks dead [--client CLIENT_ID] | replay DELIVERY_ID`
 
-type WebhookFlags = { url?: string | undefined; event?: string[] | undefined; client?: string | undefined }
+const options = { ...jsonOption, url: { type: 'string' }, event: { type: 'string', multiple: true }, client: { type: 'string' } } as const
 
 /**
  * `ofage webhooks …`: endpoints per client (the signing secret is shown once, at creation), and the
  * deliveries that gave up after the retry schedule, listed and sent again.
  */
-export async function webhooksCommand(services: Services, sub: string | undefined, id: string | undefined, flags: WebhookFlags): Promise<{ json: unknown; text: string }> {
+export const webhooks = databaseCommand({
+  kind: 'database',
+  name: 'webhooks',
+  usage,
+  subcommands: ['add', 'list', 'remove', 'dead', 'replay'],
+  options,
+  run: (services, { words: [sub, id], flags }) => runWebhooks(services, sub, id, flags),
+})
+
+async function runWebhooks(services: Services, sub: string | undefined, id: string | undefined, flags: Flags<typeof options>): Promise<Output> {
   const { deps } = services
   switch (sub) {
     case 'add': {
@@ -52,7 +61,7 @@ export async function webhooksCommand(services: Services, sub: string | undefine
       return { json: { replayed: id }, text: `${id} will be sent again, with a fresh retry schedule.` }
     }
     default:
-      throw new OAuthError('invalid_request', `usage: ${WEBHOOKS_USAGE}`)
+      throw new OAuthError('invalid_request', `usage: ${usage}`)
   }
 }
 

@@ -1,21 +1,30 @@
-import type { Services } from '../../boot.ts'
-import { formatFields, UsageError } from '../../lib/command-line.ts'
-import { OAuthError } from '../../errors.ts'
-import { importTrustSource, listTrustSources, refreshTrustSources, removeTrustSource, type TrustSourceSummary } from './trust-sources.ts'
+import type { Services } from '../boot.ts'
+import { OAuthError } from '../errors.ts'
+import { importTrustSource, listTrustSources, refreshTrustSources, removeTrustSource, type TrustSourceSummary } from '../credentials/trust/trust-sources.ts'
+import { databaseCommand, jsonOption, type Flags } from './command.ts'
+import { formatFields, type Output } from './output.ts'
+import { UsageError } from './parse.ts'
 
-export const TRUST_SUBCOMMANDS = ['import', 'list', 'remove', 'refresh'] as const
-
-export const TRUST_USAGE = `trust import --vical FILE|URL | --etsi-tl FILE|URL   a signed list of issuers' roots, verified
+const usage = `trust import --vical FILE|URL | --etsi-tl FILE|URL   a signed list of issuers' roots, verified
                                           against CREDENTIAL_VICAL_SIGNER_FILE / _TRUSTED_LIST_SIGNER_FILE
   trust list | remove SOURCE_ID | refresh   refresh: read every imported list again now`
 
-type TrustFlags = { vical?: string | undefined; 'etsi-tl'?: string | undefined }
+const options = { ...jsonOption, vical: { type: 'string' }, 'etsi-tl': { type: 'string' } } as const
 
 /**
  * `ofage trust …`: the published lists whose roots the digital ID method trusts beside CREDENTIAL_TRUST_LIST.
  * Every change is in force on every instance as soon as it commits; a list that fails a check changes nothing.
  */
-export async function trustCommand(services: Services, sub: string | undefined, id: string | undefined, flags: TrustFlags): Promise<{ json: unknown; text: string }> {
+export const trust = databaseCommand({
+  kind: 'database',
+  name: 'trust',
+  usage,
+  subcommands: ['import', 'list', 'remove', 'refresh'],
+  options,
+  run: (services, { words: [sub, id], flags }) => runTrust(services, sub, id, flags),
+})
+
+async function runTrust(services: Services, sub: string | undefined, id: string | undefined, flags: Flags<typeof options>): Promise<Output> {
   const { deps } = services
   switch (sub) {
     case 'import': {
@@ -43,7 +52,7 @@ export async function trustCommand(services: Services, sub: string | undefined, 
       return { json: results, text }
     }
     default:
-      throw new UsageError(`usage: ${TRUST_USAGE}`)
+      throw new UsageError(`usage: ${usage}`)
   }
 }
 

@@ -1,6 +1,5 @@
 import type { Services } from '../boot.ts'
 import { OAuthError } from '../errors.ts'
-import { formatFields, formatTable, UsageError, type Output } from '../lib/command-line.ts'
 import { readDuration } from '../lib/duration.ts'
 import { createClient, findClient, listClients, updateClient } from '../clients/registry.ts'
 import { describeClient, type Client, type ClientChanges } from '../clients/model.ts'
@@ -10,36 +9,67 @@ import { describeGate, readGateOrigin, readGateSettings, updateGate, type GateCh
 import { gateAgeOf, gateCallbackUri, listGateHostsByClient } from '../gate/gate-hosts.ts'
 import { describeBranding, findLogoVersion, listLogoVersions, removeClientLogo, setClientLogo, updateBranding } from '../branding/branding.ts'
 import { readLogoFile } from '../branding/logo-file.ts'
+import { databaseCommand, jsonOption, type Flags } from './command.ts'
+import { formatFields, formatTable, type Output } from './output.ts'
+import { UsageError } from './parse.ts'
 
-export const CLIENTS_SUBCOMMANDS = ['create', 'list', 'show', 'suspend', 'activate', 'rotate-secret', 'update', 'delete'] as const
+const options = {
+  ...jsonOption,
+  name: { type: 'string' },
+  'redirect-uri': { type: 'string', multiple: true },
+  'add-redirect-uri': { type: 'string', multiple: true },
+  'remove-redirect-uri': { type: 'string', multiple: true },
+  'min-age': { type: 'string' },
+  limit: { type: 'string' },
+  'face-buffer': { type: 'string' },
+  methods: { type: 'string' },
+  'home-url': { type: 'string' },
+  sandbox: { type: 'boolean' },
+  'require-pkce': { type: 'string' },
+  'require-par': { type: 'string' },
+  force: { type: 'boolean' },
+  overlap: { type: 'string' },
+  'gate-host': { type: 'string', multiple: true },
+  'remove-gate-host': { type: 'string', multiple: true },
+  'gate-age': { type: 'string' },
+  'gate-ttl': { type: 'string' },
+  'display-name': { type: 'string' },
+  'accent-colour': { type: 'string' },
+  'privacy-url': { type: 'string' },
+  logo: { type: 'string' },
+} as const
 
-export type ClientFlags = {
-  name?: string | undefined
-  'redirect-uri'?: string[] | undefined
-  'add-redirect-uri'?: string[] | undefined
-  'remove-redirect-uri'?: string[] | undefined
-  'min-age'?: string | undefined
-  limit?: string | undefined
-  'face-buffer'?: string | undefined
-  methods?: string | undefined
-  'home-url'?: string | undefined
-  overlap?: string | undefined
-  sandbox?: boolean | undefined
-  'require-pkce'?: string | undefined
-  'require-par'?: string | undefined
-  force?: boolean | undefined
-  'gate-host'?: string[] | undefined
-  'remove-gate-host'?: string[] | undefined
-  'gate-age'?: string | undefined
-  'gate-ttl'?: string | undefined
-  'display-name'?: string | undefined
-  'accent-colour'?: string | undefined
-  'privacy-url'?: string | undefined
-  logo?: string | undefined
-}
+type ClientFlags = Flags<typeof options>
 
-/** `ofage clients …`: create, list, show, change and delete the sites that use the service. */
-export async function clientsCommand(services: Services, sub: string | undefined, id: string | undefined, flags: ClientFlags): Promise<Output> {
+const usage = `clients create --name NAME --redirect-uri URI [--redirect-uri URI …]
+                 [--min-age N] [--limit N] [--face-buffer N] [--home-url URL] [--sandbox]
+                 [--require-pkce on|off] [--require-par on|off]
+                 [--methods face,credential,passkey,age_pass]   the ways it accepts (default all)
+                 [--gate-host HOST …] [--gate-age N] [--gate-ttl 30d]   gate sites (docs/gate.md);
+                                          a gate host needs no --redirect-uri
+  clients list | show ID | suspend ID | activate ID
+  clients rotate-secret ID [--overlap 0|90m|24h|7d]   the old secret keeps working this long (default 0)
+  clients update ID [--name NAME] [--limit N|none] [--min-age N|none] [--face-buffer N|none]
+                    [--home-url URL|none] [--add-redirect-uri URI] [--remove-redirect-uri URI]
+                    [--require-pkce on|off] [--require-par on|off] [--methods LIST]
+                    [--gate-host HOST] [--remove-gate-host HOST] [--gate-age N|none] [--gate-ttl 30d]
+                    [--display-name NAME|none] [--accent-colour '#rrggbb'|none] [--privacy-url URL|none]
+                    [--logo FILE|none]   the site's look on the hosted page (PNG, JPEG or WebP, 1 MiB)
+  clients delete ID [--force]             with its audit rows, usage counters, webhooks, open codes
+                                          and sessions, in one transaction; refused while it has
+                                          verifications this month unless --force (suspend keeps them)`
+
+/** `ofage clients …`: create, list, show, change and delete the sites that use the service (src/clients/). */
+export const clients = databaseCommand({
+  kind: 'database',
+  name: 'clients',
+  usage,
+  subcommands: ['create', 'list', 'show', 'suspend', 'activate', 'rotate-secret', 'update', 'delete'],
+  options,
+  run: (services, { words: [sub, id], flags }) => runClients(services, sub, id, flags),
+})
+
+async function runClients(services: Services, sub: string | undefined, id: string | undefined, flags: ClientFlags): Promise<Output> {
   const { deps } = services
   if (sub === 'create') {
     if (!flags.name) throw new UsageError('clients create needs --name NAME')

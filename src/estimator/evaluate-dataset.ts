@@ -21,44 +21,8 @@ export type EvalOptions = {
 /** The --json document: the evaluation, and how it was taken. */
 export type EvalReport = { mode: 'policy' | 'grid'; minFaceScore: number } & Evaluation
 
-export const EVAL_USAGE = 'estimator eval --dataset DIR [--json] [--thresholds 18,21,25] [--buffers 0,3,5,7,10] [--workers N]'
-
-export const EVAL_HELP = `ofage ${EVAL_USAGE}
-
-Runs the face age estimator over labelled photos (DIR/labels.csv: "path,age" lines, paths relative to
-DIR) and reports its accuracy as the live check would use it. A photo is estimated when the detector finds
-exactly one face with score >= the policy's bound; the others are counted apart (noSingleFace).
-
-  --thresholds  ages to decide (default 18,21,25)
-  --buffers     a grid of buffers to try at every threshold; without it, each threshold gets the
-                live check's default buffer (the policy's rows)
-  --workers     estimator worker threads (default FACE_WORKERS)
-  --json        one JSON document instead of text
-
-Rates: approved when estimate >= cutoff = threshold + buffer. Each rate is a Proportion
-{from, to (null: open-ended), n, count, rate, low, high}: count of n photos of ages from..to, with the
-95% Wilson score interval [low, high]; rate, low and high are null when n is 0.
-
-JSON fields:
-  mode                  "policy" (default buffers) or "grid" (--buffers)
-  minFaceScore          the detector bound used
-  samples, estimated, noSingleFace
-  mae                   mean absolute error in years over the estimated photos
-  bands[]               {label, n, mae} for under 13, 13-17, 18-24, 25-34, 35-54, 55+
-  decisions[]           {threshold, buffer, cutoff, falseAccepts, falseRejects}, with (t = threshold)
-    falseAccepts.fiveYearsUnder   ages t-5..t-1 approved
-    falseAccepts.allUnder         ages under t approved
-    falseRejects.allOver          ages t and over refused
-    falseRejects.nearThreshold    ages t..t+6 refused
-    falseRejects.sevenYearsOver   ages t+7 and over refused
-    falseRejects.twelveYearsOver  ages t+12 and over refused
-  groups                null unless file names follow UTKFace (age_gender_race_...); else one table per
-                        threshold at its default buffer: {threshold, buffer, cutoff, rows[]}, each row
-                        {dimension ("all", "gender", "group"), label, n, mae,
-                         falseAccepts (ages t-5..t-1), falseRejects (ages t+7 and over)}`
-
 /**
- * `ofage estimator eval`: runs the estimator over an operator's labelled photos, spread over the
+ * Runs the estimator (`ofage estimator eval`) over an operator's labelled photos, spread over the
  * worker pool, and reports its error and decision rates (src/estimator/evaluate.ts).
  */
 export async function evaluateDataset(options: EvalOptions, progress: (line: string) => void = () => {}): Promise<{ report: EvalReport; text: string }> {

@@ -1,6 +1,5 @@
 import type { Services } from '../boot.ts'
 import { OAuthError } from '../errors.ts'
-import { formatFields, formatTable, UsageError, type Output } from '../lib/command-line.ts'
 import { findClient } from '../clients/registry.ts'
 import {
   createDashboardUser,
@@ -12,20 +11,31 @@ import {
   resetDashboardPassword,
   type DashboardUser,
   type PasswordLink,
-} from './users.ts'
+} from '../dashboard/users.ts'
+import { databaseCommand, jsonOption, type Flags } from './command.ts'
+import { formatFields, formatTable, type Output } from './output.ts'
+import { UsageError } from './parse.ts'
 
-export const USERS_SUBCOMMANDS = ['create', 'list', 'remove', 'reset-password'] as const
-
-export const USERS_USAGE = `users create --client ID --email EMAIL  a dashboard user of that client; prints
+const usage = `users create --client ID --email EMAIL  a dashboard user of that client; prints
 ${' '.repeat(42)}a one-time set-password link (24 hours)
   users list [--client ID] | remove ID|EMAIL
   users reset-password ID|EMAIL           a new set-password link for an existing user; removes
 ${' '.repeat(42)}the account's passkeys and ends its sessions at once`
 
-type UserFlags = { client?: string | undefined; email?: string | undefined }
+const options = { ...jsonOption, client: { type: 'string' }, email: { type: 'string' } } as const
 
 /** `ofage users …`: the people who may sign in to a client's dashboard. */
-export async function usersCommand(services: Services, sub: string | undefined, target: string | undefined, flags: UserFlags): Promise<Output> {
+export const users = databaseCommand({
+  kind: 'database',
+  name: 'users',
+  usage,
+  subcommands: ['create', 'list', 'remove', 'reset-password'],
+  options,
+  printsLinks: ['create', 'reset-password'],
+  run: (services, { words: [sub, target], flags }) => runUsers(services, sub, target, flags),
+})
+
+async function runUsers(services: Services, sub: string | undefined, target: string | undefined, flags: Flags<typeof options>): Promise<Output> {
   const { deps } = services
   switch (sub) {
     case 'create': {

@@ -1,19 +1,29 @@
 import type { Services } from '../boot.ts'
 import { OAuthError } from '../errors.ts'
-import { formatFields, formatTable, UsageError, type Output } from '../lib/command-line.ts'
 import { findClient } from '../clients/registry.ts'
 import { parseBound } from '../usage/report.ts'
-import { describeAuditLog, findAuditLog, listAuditLogs } from './audit-logs.ts'
-
-export const AUDIT_SUBCOMMANDS = ['show', 'list'] as const
+import { describeAuditLog, findAuditLog, listAuditLogs } from '../audit/audit-logs.ts'
+import { databaseCommand, jsonOption, type Flags } from './command.ts'
+import { formatFields, formatTable, type Output } from './output.ts'
+import { UsageError } from './parse.ts'
 
 const DEFAULT_LIMIT = 50
 const MAX_LIMIT = 100_000
 
-type AuditFlags = { client?: string | undefined; since?: string | undefined; limit?: string | undefined }
+const options = { ...jsonOption, limit: { type: 'string' }, client: { type: 'string' }, since: { type: 'string' } } as const
 
-/** `ofage audit show TRANSACTION_ID` and `ofage audit list --client ID [--since DATE] [--limit N]`. */
-export async function auditCommand(services: Services, sub: string | undefined, id: string | undefined, flags: AuditFlags): Promise<Output> {
+/** `ofage audit show TRANSACTION_ID` and `ofage audit list --client ID [--since DATE] [--limit N]`: the audit log (src/audit/). */
+export const audit = databaseCommand({
+  kind: 'database',
+  name: 'audit',
+  usage: `audit show TRANSACTION_ID
+  audit list --client ID [--since DATE] [--limit N]   newest first (default 50)`,
+  subcommands: ['show', 'list'],
+  options,
+  run: (services, { words: [sub, id], flags }) => runAudit(services, sub, id, flags),
+})
+
+async function runAudit(services: Services, sub: string | undefined, id: string | undefined, flags: Flags<typeof options>): Promise<Output> {
   const { db } = services.deps
   if (sub === 'show') {
     if (!id) throw new UsageError('usage: audit show TRANSACTION_ID')

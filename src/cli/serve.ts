@@ -1,0 +1,12 @@
+import { runServer } from '../server.ts'
+import type { ServerCommand } from './command.ts'
+
+/** `ofage serve` (and `ofage` alone): the server, until SIGTERM or SIGINT (src/server.ts). */
+export const serve: ServerCommand = {
+  kind: 'server',
+  name: 'serve',
+  usage: 'serve                                   run the server (the default)',
+  subcommands: [],
+  options: {},
+  run: (config, commands) => runServer(config, { commands }),
+}
