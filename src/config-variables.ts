@@ -289,6 +289,12 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
     default: number('RATE_LIMIT_PASSWORD_RESET_EMAIL'),
   },
   { names: ['RATE_LIMIT_PASSWORD_RESET_ADDRESS'], group: 'limits', meaning: '"Forgot password?" requests per address per hour', default: number('RATE_LIMIT_PASSWORD_RESET_ADDRESS') },
+  {
+    names: ['PASSWORD_HASH_MEMORY_KIB'],
+    group: 'server',
+    meaning: `argon2id's memory for a new dashboard password hash, in KiB (${range('PASSWORD_HASH_MEMORY_KIB')}, two passes); at least 19456, OWASP's minimum, with NODE_ENV=production; a hash names its own cost, so older ones still verify`,
+    default: number('PASSWORD_HASH_MEMORY_KIB'),
+  },
 
   // Email
   {

@@ -12,7 +12,12 @@ export type DatabaseTarget =
   | { kind: 'memory' }
   | { kind: 'postgres'; url: string }
 
+/** argon2id's memory (KiB) and passes for a new dashboard password hash. */
+export type PasswordCost = { memoryCost: number; timeCost: number }
+
 export type Config = {
+  /** PASSWORD_HASH_MEMORY_KIB: what hashing a dashboard password costs. */
+  passwordHash: PasswordCost
   port: number
   /** The address the server binds (HOST): 127.0.0.1 behind a proxy on the same machine. */
   host: string
@@ -202,7 +207,13 @@ export const NUMBERS = {
   // Each reset request may send an email: a few an hour reach a forgetful owner, and no inbox is flooded.
   RATE_LIMIT_PASSWORD_RESET_EMAIL: { min: 1, max: 1_000_000, fallback: 3 },
   RATE_LIMIT_PASSWORD_RESET_ADDRESS: { min: 1, max: 1_000_000, fallback: 10 },
+  // argon2id's memory for dashboard passwords, in KiB: Bun's default (64 MiB). Under OWASP's 19 MiB only
+  // outside production, where the test suite hashes hundreds of passwords (issue 33).
+  PASSWORD_HASH_MEMORY_KIB: { min: 8, max: 4_194_304, fallback: 65_536 },
 } as const satisfies Record<string, NumberRule>
+
+/** OWASP's Password Storage Cheat Sheet: argon2id with at least 19 MiB and two passes. */
+export const MIN_PRODUCTION_PASSWORD_MEMORY_KIB = 19_456
 
 /** Every on/off variable whose default does not depend on another (OFAGE_DEMO follows the database). */
 export const FLAGS = {
@@ -273,6 +284,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: readFlag('TRUST_PROXY', env.TRUST_PROXY) ?? FLAGS.TRUST_PROXY,
     hstsIncludeSubDomains: readFlag('HSTS_INCLUDE_SUBDOMAINS', env.HSTS_INCLUDE_SUBDOMAINS) ?? FLAGS.HSTS_INCLUDE_SUBDOMAINS,
     production,
+    passwordHash: readPasswordCost(env, production),
     outbound: { allowLoopback: !production, allowedNetworks: readNetworks(env.OUTBOUND_ALLOWED_NETWORKS) },
     mail: readMail(env.SMTP_URL, env.SMTP_FROM),
   }
@@ -453,4 +465,13 @@ function readWorkers(env: Env, databaseKind: DatabaseTarget['kind'], face: FaceC
   }
   const perProcess = 1 + (face.enabled ? face.workers : 0)
   return readInt('WORKERS', env.WORKERS, Math.max(1, Math.floor(availableParallelism() / perProcess)))
+}
+
+/** argon2id's cost for new dashboard password hashes; a hash names its own cost, so older hashes still verify. */
+function readPasswordCost(env: Env, production: boolean): PasswordCost {
+  const memoryCost = readInt('PASSWORD_HASH_MEMORY_KIB', env.PASSWORD_HASH_MEMORY_KIB)
+  if (production && memoryCost < MIN_PRODUCTION_PASSWORD_MEMORY_KIB) {
+    throw new ConfigError('PASSWORD_HASH_MEMORY_KIB', `must be at least ${MIN_PRODUCTION_PASSWORD_MEMORY_KIB} (19 MiB, OWASP's minimum for argon2id) with NODE_ENV=production, got ${memoryCost}`)
+  }
+  return { memoryCost, timeCost: 2 }
 }

@@ -39,6 +39,7 @@ const setting: Record<string, (config: Config) => unknown> = {
   HOST: (c) => c.host,
   DATA_DIR: (c) => c.dataDir,
   CREDENTIAL_REVOCATION_UNREACHABLE: (c) => c.trust.revocationUnreachable,
+  PASSWORD_HASH_MEMORY_KIB: (c) => c.passwordHash.memoryCost,
 }
 
 describe('the configuration variables (src/config-variables.ts)', () => {

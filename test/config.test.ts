@@ -22,6 +22,7 @@ const configError = (env: Record<string, string>): ConfigError => failureOf(() =
 describe('loadConfig (DESIGN.md "Configuration")', () => {
   test('defaults: port 3000, embedded database in ./data, every URL from PUBLIC_URL, demo on', () => {
     expect(loadConfig({})).toEqual({
+      passwordHash: { memoryCost: 65_536, timeCost: 2 },
       port: 3000,
       host: '0.0.0.0',
       database: { kind: 'pglite', dataDir: './data' },
@@ -195,10 +196,25 @@ describe('loadConfig (DESIGN.md "Configuration")', () => {
     [{ FACE_UPLOAD: 'bogus' }, 'FACE_UPLOAD'],
     [{ RATE_LIMIT_PASSWORD_RESET_EMAIL: '0' }, 'RATE_LIMIT_PASSWORD_RESET_EMAIL'],
     [{ RATE_LIMIT_PASSWORD_RESET_ADDRESS: 'ten' }, 'RATE_LIMIT_PASSWORD_RESET_ADDRESS'],
+    [{ PASSWORD_HASH_MEMORY_KIB: '7' }, 'PASSWORD_HASH_MEMORY_KIB'],
+    // Under OWASP's 19 MiB for argon2id only outside production (the test suite's cheap hashes).
+    [{ PASSWORD_HASH_MEMORY_KIB: '19455', NODE_ENV: 'production' }, 'PASSWORD_HASH_MEMORY_KIB'],
   ])('%j stops start-up naming %s', (env, variable) => {
     const error = configError(env)
     expect(error.variable).toBe(variable)
     expect(error.message.startsWith(variable)).toBe(true)
     expect(error.message).not.toContain('\n')
   })
+})
+
+test('a dashboard password hash costs PASSWORD_HASH_MEMORY_KIB, and one made at another cost still verifies', async () => {
+  const { hashPassword, verifyPassword } = await import('../src/dashboard/passwords.ts')
+  const cheap = loadConfig({ PASSWORD_HASH_MEMORY_KIB: '8' }).passwordHash
+  const production = loadConfig({ NODE_ENV: 'production', PASSWORD_HASH_MEMORY_KIB: '19456' }).passwordHash
+  const made = await hashPassword('a passphrase of mine', cheap)
+  // The PHC string names its parameters (RFC 9106's encoding): m in KiB, t passes.
+  expect(made).toStartWith('$argon2id$v=19$m=8,t=2,')
+  expect(await verifyPassword('a passphrase of mine', made, production)).toBe(true)
+  expect(await verifyPassword('another passphrase', made, production)).toBe(false)
+  expect(await hashPassword('x', loadConfig({}).passwordHash)).toStartWith('$argon2id$v=19$m=65536,t=2,')
 })

@@ -124,7 +124,11 @@ export async function freshDatabaseUrl(): Promise<{ url: string; drop(): Promise
 
 export function testConfig(env: Record<string, string | undefined> = {}): Config {
   // The face check loads models (seconds, hundreds of MB): only the tests that use it turn it on.
-  return loadConfig({ PUBLIC_URL, ISSUER_URL: ISSUER, OFAGE_DEMO: '0', FACE_CHECK: '0', ...env })
+  // argon2 at its least for dashboard passwords (production's 64 MiB costs 0.2-0.3 s a hash here, and the
+  // dashboard tests make hundreds); a test of that cost itself sets PASSWORD_HASH_MEMORY_KIB again, and a
+  // test of production keeps production's (NODE_ENV=production refuses less than 19 MiB).
+  const cheapPasswords = env.NODE_ENV === 'production' ? {} : { PASSWORD_HASH_MEMORY_KIB: '8' }
+  return loadConfig({ PUBLIC_URL, ISSUER_URL: ISSUER, OFAGE_DEMO: '0', FACE_CHECK: '0', ...cheapPasswords, ...env })
 }
 
 export type TestContext = Awaited<ReturnType<typeof createTestContext>>

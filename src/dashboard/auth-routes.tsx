@@ -46,7 +46,7 @@ const SignOutEverywhereForm = t.Object({ csrf: t.String({ maxLength: 128 }), rem
 export function authRoutes(deps: AppDeps, context: DashboardContext) {
   const { currentSession, openPage, accountOf, startSession, clearSession, openPost, formToken, checkFormPost, viewOf, page, redirect } = context
   // The dummy hash that unknown emails are checked against is made now, not on the first such attempt.
-  void warmDummyHash()
+  void warmDummyHash(deps.config.passwordHash)
   return new Elysia({ name: 'dashboard-auth-routes' })
     .get(
       '/dashboard',
@@ -74,7 +74,7 @@ export function authRoutes(deps: AppDeps, context: DashboardContext) {
         const view = viewOf(request, query.lang)
         checkFormPost(cookie, request, body.csrf)
         const result = await signIn(
-          { db: deps.db, clock: deps.clock, limits: deps.config.limits },
+          { db: deps.db, clock: deps.clock, limits: deps.config.limits, passwordHash: deps.config.passwordHash },
           { email: body.email, password: body.password, address: peerAddress(request, deps.config.trustProxy) },
         )
         if (!result.ok) {

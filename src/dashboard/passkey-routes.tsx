@@ -42,7 +42,7 @@ type Answer = { status?: number; body: Record<string, unknown> }
 export function passkeyRoutes(deps: AppDeps, context: DashboardContext) {
   const { openPost, checkFormPost, formCookieValue, startSession, viewOf, redirect } = context
   const rp = relyingPartyFor(deps.config.appUrl)
-  const signInDeps = { db: deps.db, clock: deps.clock, limits: deps.config.limits }
+  const signInDeps = { db: deps.db, clock: deps.clock, limits: deps.config.limits, passwordHash: deps.config.passwordHash }
   const addressOf = (request: Request) => peerAddress(request, deps.config.trustProxy)
 
   async function readJson<T extends TSchema>(request: Request, model: T): Promise<Static<T>> {

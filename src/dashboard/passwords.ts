@@ -1,3 +1,4 @@
+import type { PasswordCost } from '../config.ts'
 import { randomToken } from '../lib/crypto.ts'
 
 /**
@@ -17,17 +18,22 @@ export function checkNewPassword(password: string): PasswordProblem | undefined 
   return undefined
 }
 
-/** argon2id with Bun's defaults (64 MiB, 2 passes): slow on purpose, unlike the client secrets' HMAC. */
-export function hashPassword(password: string): Promise<string> {
-  return Bun.password.hash(password, { algorithm: 'argon2id' })
+/**
+ * argon2id at PASSWORD_HASH_MEMORY_KIB (Bun's default, 64 MiB) and 2 passes: slow on purpose, unlike the
+ * client secrets' HMAC. The hash names its cost, so a hash made at another cost still verifies.
+ */
+export function hashPassword(password: string, cost: PasswordCost): Promise<string> {
+  return Bun.password.hash(password, { algorithm: 'argon2id', memoryCost: cost.memoryCost, timeCost: cost.timeCost })
 }
 
-let dummyHash: Promise<string> | undefined
+const dummyHashes = new Map<string, Promise<string>>()
 
-/** A hash of nothing anyone knows, made once: what an unknown email is checked against. */
-export function warmDummyHash(): Promise<string> {
-  dummyHash ??= hashPassword(randomToken(24))
-  return dummyHash
+/** A hash of nothing anyone knows, made once per cost: what an unknown email is checked against, at the cost a real one has. */
+export function warmDummyHash(cost: PasswordCost): Promise<string> {
+  const key = `${cost.memoryCost}:${cost.timeCost}`
+  let dummy = dummyHashes.get(key)
+  if (!dummy) dummyHashes.set(key, (dummy = hashPassword(randomToken(24), cost)))
+  return dummy
 }
 
 /**
@@ -35,9 +41,9 @@ export function warmDummyHash(): Promise<string> {
  * yet) the same argon2 work is done against a dummy hash and the answer is false: the time a sign-in takes
  * does not tell whether an email has an account.
  */
-export async function verifyPassword(password: string, hash: string | null | undefined): Promise<boolean> {
+export async function verifyPassword(password: string, hash: string | null | undefined, cost: PasswordCost): Promise<boolean> {
   if (!hash) {
-    await Bun.password.verify(password, await warmDummyHash()).catch(() => false)
+    await Bun.password.verify(password, await warmDummyHash(cost)).catch(() => false)
     return false
   }
   return Bun.password.verify(password, hash).catch(() => false)

@@ -205,7 +205,7 @@ export function settingsRoutes(deps: AppDeps, context: DashboardContext) {
         if (session.client.id === DEMO_CLIENT_ID) return render(set, view, session, { problem: { section: 'secret', message: problems.demoSecret } })
         const overlap = SECRET_OVERLAPS.find((seconds) => seconds === body.overlap)
         if (!overlap) return render(set, view, session, { problem: { section: 'secret', message: problems.overlap } })
-        const signInDeps = { db: deps.db, clock: deps.clock, limits: deps.config.limits }
+        const signInDeps = { db: deps.db, clock: deps.clock, limits: deps.config.limits, passwordHash: deps.config.passwordHash }
         const address = peerAddress(request, deps.config.trustProxy)
         if (!(await confirmPassword(signInDeps, { userId: session.user.id, sessionTokenHash: session.tokenHash, password: body.password, address }))) {
           return render(set, view, session, { problem: { section: 'secret', message: problems.password, values: { overlap } } })

@@ -1,3 +1,4 @@
+import type { PasswordCost } from '../config.ts'
 import type { Database } from '../db/client.ts'
 import type { Clock } from '../lib/clock.ts'
 import { sha256Hex } from '../lib/crypto.ts'
@@ -8,7 +9,7 @@ import { createDashboardSession } from './sessions.ts'
 import { findDashboardUser, findUserByEmail, normaliseEmail } from './users.ts'
 
 export type SignInLimits = { signInAccount: Limit; signInAccountCeiling: Limit; signInAddress: Limit }
-export type SignInDeps = { db: Database; clock: Clock; limits: SignInLimits }
+export type SignInDeps = { db: Database; clock: Clock; limits: SignInLimits; passwordHash: PasswordCost }
 
 export type SignInResult = { ok: true; token: string; expiresAt: Date } | { ok: false }
 
@@ -23,7 +24,7 @@ export async function signIn(deps: SignInDeps, input: { email: string; password:
   const email = normaliseEmail(input.email)
   await countSignInAttempt(deps, { address: input.address, email })
   const user = email === '' ? undefined : await findUserByEmail(deps.db, email)
-  const matches = await verifyPassword(input.password, user?.passwordHash)
+  const matches = await verifyPassword(input.password, user?.passwordHash, deps.passwordHash)
   const keys = accountKeys(email, input.address)
   if (!user || !matches) {
     await recordHit(deps, keys.failures, deps.limits.signInAccountCeiling)
@@ -70,7 +71,7 @@ export async function confirmPassword(
   const keys = [`dashboard-confirm:session:${input.sessionTokenHash}`, `dashboard-confirm:user-address:${input.userId}:${input.address}`]
   for (const key of keys) await takeHit(deps, key, deps.limits.signInAccount)
   const user = await findDashboardUser(deps.db, input.userId)
-  const matches = await verifyPassword(input.password, user?.passwordHash)
+  const matches = await verifyPassword(input.password, user?.passwordHash, deps.passwordHash)
   // As at sign-in, a right password ends the count of the tries before it.
   if (matches) for (const key of keys) await clearHits(deps, key)
   return matches

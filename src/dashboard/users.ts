@@ -1,3 +1,4 @@
+import type { PasswordCost } from '../config.ts'
 import { and, asc, eq, gt, sql } from 'drizzle-orm'
 import type { Database } from '../db/client.ts'
 import { clients, dashboardUsers } from '../db/schema.ts'
@@ -149,10 +150,10 @@ export async function findUserByPasswordToken(deps: UserDeps, token: string): Pr
  * wins. A new password ends every session the user had, wherever it was signed in, and with
  * `removePasskeys` (the page's box, ticked unless the user unticks it) every passkey too.
  */
-export async function setPasswordWithToken(deps: UserDeps, input: { token: string; password: string; removePasskeys?: boolean }): Promise<DashboardUser | undefined> {
+export async function setPasswordWithToken(deps: UserDeps & { config: { passwordHash: PasswordCost } }, input: { token: string; password: string; removePasskeys?: boolean }): Promise<DashboardUser | undefined> {
   const { token, password } = input
   if (!(await findUserByPasswordToken(deps, token))) return undefined
-  const passwordHash = await hashPassword(password)
+  const passwordHash = await hashPassword(password, deps.config.passwordHash)
   return deps.db.transaction(async (tx) => {
     const [user] = await tx
       .update(dashboardUsers)
