@@ -6,6 +6,7 @@ import postgres from 'postgres'
 import { openDatabase, type Database } from '../src/db/client.ts'
 import { migrateDatabase } from '../src/db/migrate.ts'
 import { migrationFiles } from '../src/db/migrations.ts'
+import type { OnStatement } from '../src/db/statement-log.ts'
 import type { AgeEstimator } from '../src/estimator/types.ts'
 import type { Challenge } from '../src/liveness/challenge.ts'
 import { createApp, createHandler } from '../src/app.tsx'
@@ -130,11 +131,13 @@ export function testConfig(env: Record<string, string | undefined> = {}): Config
 export type TestContext = Awaited<ReturnType<typeof createTestContext>>
 
 /** An app on a fresh, migrated database with a frozen clock; requests go through `app.handle`. */
-export async function createTestContext(options: { env?: Record<string, string>; log?: Logger; estimator?: AgeEstimator; pickChallenge?: () => Challenge } = {}) {
+export async function createTestContext(
+  options: { env?: Record<string, string>; log?: Logger; estimator?: AgeEstimator; pickChallenge?: () => Challenge; onStatement?: OnStatement } = {},
+) {
   const database = await freshDatabase()
   const clock = fixedClock('2026-11-22T12:00:00.000Z')
   const config = testConfig({ ...database.env, ...options.env })
-  const services = await startServices(config, { clock, log: options.log ?? silentLogger, pickChallenge: options.pickChallenge })
+  const services = await startServices(config, { clock, log: options.log ?? silentLogger, pickChallenge: options.pickChallenge, onStatement: options.onStatement })
   const deps = { ...services.deps, ...(options.estimator && { estimator: options.estimator }) }
   const app = createApp(deps)
   const handle = createHandler(deps, app)

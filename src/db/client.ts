@@ -9,6 +9,7 @@ import type { DatabaseTarget } from '../config.ts'
 import { ConfigError } from '../errors.ts'
 import { acquireDataDirLock } from './data-dir-lock.ts'
 import { pgliteAssets } from './pglite-assets.ts'
+import { reportingPglite, type OnStatement } from './statement-log.ts'
 import { watchedSockets } from './watched-socket.ts'
 import * as schema from './schema.ts'
 
@@ -44,6 +45,8 @@ export type OpenOptions = {
   holder?: string
   /** postgres.js pool size (default 10). */
   maxConnections?: number
+  /** Hears every statement sent (src/db/statement-log.ts): for counting them, never in production. */
+  onStatement?: OnStatement
 }
 
 /**
@@ -79,6 +82,7 @@ async function openPostgres(target: DatabaseTarget & { kind: 'postgres' }, optio
     // A cut link is noticed by TCP keepalive probes while idle, and by the silence watch while a query waits.
     keep_alive: 5,
     socket: watchedSockets(SILENT_CONNECTION_MS),
+    ...(options.onStatement && { debug: (_connection: number, text: string) => options.onStatement!(text) }),
   } as postgres.Options<{}>)
   const db = drizzlePostgres(preparing(client), { schema }) as unknown as Database
   try {
@@ -116,7 +120,7 @@ async function openPglite(target: DatabaseTarget, options: OpenOptions): Promise
   } else {
     client = await PGlite.create(await pgliteAssets())
   }
-  const db = drizzlePglite(client, { schema }) as unknown as Database
+  const db = drizzlePglite(options.onStatement ? reportingPglite(client, options.onStatement) : client, { schema }) as unknown as Database
   return {
     db,
     target,
