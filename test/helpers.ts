@@ -1,9 +1,8 @@
 import { cpSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import type { SQL } from 'drizzle-orm'
 import postgres from 'postgres'
-import { openDatabase, type Database } from '../src/db/client.ts'
+import { openDatabase } from '../src/db/client.ts'
 import { migrateDatabase } from '../src/db/migrate.ts'
 import { migrationFiles } from '../src/db/migrations.ts'
 import type { OnStatement } from '../src/db/statement-log.ts'
@@ -17,7 +16,7 @@ import { fixedClock } from '../src/lib/clock.ts'
 import { silentLogger, type Logger } from '../src/lib/log.ts'
 import { createClient } from '../src/clients/registry.ts'
 import { type NewClient } from '../src/clients/model.ts'
-import { issueCode, type ApprovedCheck } from '../src/oauth/codes.ts'
+import { issueCode, type ApprovedCheck } from '../src/oauth/issue-code.ts'
 import { randomToken } from '../src/lib/crypto.ts'
 
 /** A new PGlite may write its data directory differently: part of the template's name. */
@@ -198,11 +197,8 @@ export async function json(response: Response): Promise<any> {
   return response.json()
 }
 
-/** Rows of a raw query: postgres.js returns an array, PGlite an object with `rows`. */
-export async function queryRows<T>(db: Database, query: SQL): Promise<T[]> {
-  const result = (await db.execute(query)) as unknown
-  return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[]
-}
+/** Rows of a raw query (src/db/rows.ts). */
+export { queryRows } from '../src/db/rows.ts'
 
 /** Polls a running server's /readyz until it answers 200; returns how long that took. */
 export async function waitUntilReady(baseUrl: string, ms = 15_000): Promise<number> {
