@@ -137,19 +137,20 @@ async function openPglite(target: DatabaseTarget, options: OpenOptions): Promise
 
 /**
  * The client Drizzle gets: every statement a named prepared statement. Drizzle sends its queries through
- * `unsafe`, which postgres.js does not prepare, and an unprepared statement with parameters costs two
- * round trips (describe, then execute); prepared, it costs one after the first use on a connection
- * (`bun run bench --profile`: socket writes were 40% of the server's time). Transactions and savepoints
- * hand out scoped clients, which are wrapped the same way. Our statements are a bounded set (Drizzle
- * parameterises every value), so the per-connection statement cache stays small.
+ * `unsafe` with `prepare: false` (true only for a query it was asked to `.prepare(name)`), and an
+ * unprepared statement with parameters costs two round trips (describe, then execute); prepared, it costs
+ * one after the first use on a connection (`bun run bench --profile`: socket writes were 40% of the
+ * server's time). Drizzle's `false` is overridden: until issue 34 it was kept, and every statement took two
+ * round trips (test/db/prepared-statements.test.ts). Transactions and savepoints hand out scoped clients,
+ * which are wrapped the same way. Our statements are a bounded set (Drizzle parameterises every value), so
+ * the per-connection statement cache stays small.
  */
 function preparing(sql: postgres.Sql): postgres.Sql {
   return new Proxy(sql, {
     get(target, property, receiver) {
       const value = Reflect.get(target, property, receiver)
       if (property === 'unsafe') {
-        return (query: string, parameters?: unknown[], options: { prepare?: boolean } = {}) =>
-          value.call(target, query, parameters, { ...options, prepare: options.prepare ?? true })
+        return (query: string, parameters?: unknown[], options: { prepare?: boolean } = {}) => value.call(target, query, parameters, { ...options, prepare: true })
       }
       if (property === 'begin' || property === 'savepoint') {
         return (...args: unknown[]) => {
