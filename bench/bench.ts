@@ -18,13 +18,17 @@ import { cpus, totalmem } from 'node:os'
 import { readFileSync, readdirSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import postgres from 'postgres'
+import { createApp, createHandler } from '../src/app.tsx'
 import { startServices } from '../src/boot.ts'
+import { createStatementLog } from '../src/db/statement-log.ts'
+import type { AppDeps } from '../src/deps.ts'
 import { loadConfig } from '../src/config.ts'
 import { silentLogger } from '../src/lib/log.ts'
 import { createClient } from '../src/clients/registry.ts'
 import { sealGatePass } from '../src/gate/gate-cookie.ts'
 import { updateGate } from '../src/gate/gate-settings.ts'
 import { hasWrk, runLoad, type LoadPlan, type LoadResult } from './load.ts'
+import { completeForm, openPage } from './page-visit.ts'
 import { writeReport, type Row } from './report.ts'
 import { freshBenchDatabase, seedAuditRows, seedCodes } from './seed.ts'
 
@@ -180,8 +184,11 @@ async function main() {
 
     const env = { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), PUBLIC_URL: baseUrl, APP_URL: baseUrl, ISSUER_URL: baseUrl, FACE_CHECK: '0', OFAGE_DEMO: '0' }
     const limits = { RATE_LIMIT_SESSIONS: '1000000', RATE_LIMIT_CHECKS: '1000000', RATE_LIMIT_AUTH_FAILURES: '1000000' }
-    const services = await startServices(loadConfig({ ...env, ...limits }), { log: silentLogger })
+    const statementLog = createStatementLog()
+    const services = await startServices(loadConfig({ ...env, ...limits }), { log: silentLogger, onStatement: statementLog.onStatement })
     const { client, secret } = await createClient(services.deps, { name: 'Bench shop', redirectUris: [CALLBACK], sandbox: true })
+    const flowStatements = await countFlowStatements(services.deps, statementLog, client.id)
+    log(`hosted page flow, counted in process: ${flowStatements.open} statements to open the page, ${flowStatements.complete} to complete the form`)
     // The gate's check runs before every request of a gated site: a valid cookie, as a proxy forwards it.
     await updateGate(services.deps, client.id, { addHosts: [GATED_HOST] })
     const issuedAt = Math.floor(Date.now() / 1000)
@@ -232,7 +239,7 @@ async function main() {
       rows.push({ path, result, cpu, ceiling: ceilingValue, ceilingName: ceiling === 'sign' ? `RSA-2048 signing, openssl -multi ${cpus().length}` : ceiling === 'hello' ? 'Elysia hello world' : undefined })
       log(`${path}: ${result.requestsPerSecond.toFixed(0)}/s, p50 ${result.p50Ms.toFixed(1)} ms, p99 ${result.p99Ms.toFixed(1)} ms, ${result.errors} errors; CPU server ${(100 * cpu.server).toFixed(0)}%, Postgres ${(100 * cpu.postgres).toFixed(0)}%, load generator and rest ${(100 * cpu.other).toFixed(0)}%; peak RSS ${pathRss.toFixed(0)} MiB`)
     }
-    const report = { machine, seconds, auditRows, seedSeconds, tool: hasWrk ? 'wrk' : 'autocannon', signsOne, signsAll, commits, helloWorld, peer, rows, peakRssMiB: peakRss, workers: Number(values.workers ?? cpus().length) }
+    const report = { machine, seconds, auditRows, seedSeconds, tool: hasWrk ? 'wrk' : 'autocannon', signsOne, signsAll, commits, helloWorld, peer, rows, peakRssMiB: peakRss, workers: Number(values.workers ?? cpus().length), flowStatements }
     printReport(report)
     if (!values['no-write']) {
       writeReport(report, 'docs/performance.md', 'docs/performance.svg')
@@ -276,6 +283,18 @@ async function peerTokens(peerPort: number): Promise<{ result: LoadResult; runti
   }
 }
 
+/**
+ * The statements one visitor's flow sends (BEGIN and COMMIT included), counted in process through the app's
+ * handler on the bench's database: the second visit, since the first one also reads the client.
+ */
+async function countFlowStatements(deps: AppDeps, statementLog: ReturnType<typeof createStatementLog>, clientId: string) {
+  const handle = createHandler(deps, createApp(deps))
+  await completeForm(handle, baseUrl, await openPage(handle, baseUrl, clientId, CALLBACK))
+  const opened = await statementLog.measure(() => openPage(handle, baseUrl, clientId, CALLBACK))
+  const completed = await statementLog.measure(() => completeForm(handle, baseUrl, opened.result))
+  return { open: opened.statements.length, complete: completed.statements.length }
+}
+
 async function runFlow(clientId: string, connections: number): Promise<LoadResult> {
   const run = async (s: number) => {
     const child = Bun.spawn(['bun', 'bench/page-flow.ts', baseUrl, clientId, CALLBACK, String(connections), String(s)], { stdout: 'pipe', stderr: 'inherit' })
@@ -315,6 +334,7 @@ function printReport(report: Parameters<typeof writeReport>[0]) {
     console.log(`${row.path.padEnd(62)} ${row.result.requestsPerSecond.toFixed(0).padStart(7)}/s  p50 ${row.result.p50Ms.toFixed(1).padStart(6)} ms  p99 ${row.result.p99Ms.toFixed(1).padStart(6)} ms  errors ${row.result.errors}${ratio}`)
   }
   console.log(`peak RSS of a server process under load: ${report.peakRssMiB.toFixed(0)} MiB`)
+  if (report.flowStatements) console.log(`hosted page flow: ${report.flowStatements.open} statements to open the page, ${report.flowStatements.complete} to complete the form`)
 }
 
 await main()

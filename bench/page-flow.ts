@@ -6,31 +6,19 @@
  *
  *   bun bench/page-flow.ts BASE_URL CLIENT_ID REDIRECT_URI CONNECTIONS SECONDS
  */
-export {}
+import { completeForm, openPage } from './page-visit.ts'
 
 const [baseUrl, clientId, redirectUri, connections, seconds] = process.argv.slice(2)
 const deadline = performance.now() + Number(seconds) * 1000
 const latencies: number[] = []
 let failures = 0
+const send = (request: Request) => fetch(request, { redirect: 'manual' })
 
 async function visitor() {
   while (performance.now() < deadline) {
     const started = performance.now()
     try {
-      const page = await fetch(`${baseUrl}/?${new URLSearchParams({ client_id: clientId!, redirect_uri: redirectUri!, state: 'bench' })}`)
-      const html = await page.text()
-      const cookie = page.headers.getSetCookie().map((line) => line.split(';')[0]).join('; ')
-      const action = /action="([^"]*\/methods\/sandbox[^"]*)"/.exec(html)?.[1]?.replaceAll('&amp;', '&')
-      const csrf = /name="csrf" value="([^"]+)"/.exec(html)?.[1]
-      if (page.status !== 200 || !action || !csrf) throw new Error(`page ${page.status}`)
-      const done = await fetch(`${baseUrl}${action}`, {
-        method: 'POST',
-        redirect: 'manual',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie, origin: baseUrl! },
-        body: new URLSearchParams({ csrf, age: '30', method_class: 'age_only' }).toString(),
-      })
-      await done.arrayBuffer()
-      if (done.status !== 303) throw new Error(`completion ${done.status}`)
+      await completeForm(send, baseUrl!, await openPage(send, baseUrl!, clientId!, redirectUri!))
       latencies.push(performance.now() - started)
     } catch {
       failures++

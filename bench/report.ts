@@ -19,6 +19,8 @@ export type Report = {
   workers: number
   rows: Row[]
   peakRssMiB: number
+  /** The statements one visitor's flow sends, counted in process (bench.ts `countFlowStatements`). */
+  flowStatements?: { open: number; complete: number } | undefined
 }
 
 /** Issue 12's targets, by the start of a row's path. */
@@ -81,6 +83,9 @@ export function writeReport(report: Report, markdownPath: string, svgPath: strin
     `Peak resident memory of a server process under this load: ${fixed(report.peakRssMiB)} MiB (target < 150 MB per worker: ${report.peakRssMiB * 1.048576 < 150 ? 'yes' : '**no**'}).`,
     `Seeding the audit rows took ${fixed(report.seedSeconds)} s and is not part of any figure. The abuse limits are raised for the run,`,
     'since one address sends every request; the page flow is the sandbox form (a session, a code, a 303), without a face check.',
+    ...(report.flowStatements
+      ? [`One visitor's flow sends ${report.flowStatements.open + report.flowStatements.complete} statements to the database (counted in process, \`BEGIN\` and \`COMMIT\` included): ${report.flowStatements.open} to open the page, ${report.flowStatements.complete} to complete the form.`]
+      : []),
     '',
     analysis,
   ]

@@ -21,7 +21,7 @@ import { ALGORITHM } from '../src/keys/signing-key.ts'
 import { systemClock } from '../src/lib/clock.ts'
 import { silentLogger } from '../src/lib/log.ts'
 import { createClient } from '../src/clients/registry.ts'
-import { issueCode } from '../src/oauth/codes.ts'
+import { issueCode } from '../src/oauth/issue-code.ts'
 import { basic, freshDatabaseUrl, PUBLIC_URL, REDIRECT_URI, testConfig } from '../test/helpers.ts'
 
 const WARMUP = 50

@@ -3,6 +3,7 @@ import { describeReaderIdentity, loadReaderIdentity } from './credentials/trust/
 import { loadTrustList } from './credentials/trust/trust-list.ts'
 import { createTrustStore, TRUST_CHANNEL } from './credentials/trust/trust-store.ts'
 import { openDatabase } from './db/client.ts'
+import type { OnStatement } from './db/statement-log.ts'
 import { migrateDatabase, type MigrationReport } from './db/migrate.ts'
 import { ensureDemoClient } from './demo/demo-client.ts'
 import type { AppDeps } from './deps.ts'
@@ -61,6 +62,8 @@ export async function startServices(
      * database itself) it is only created when missing, never pointed at the shell's address.
      */
     syncDemoClient?: boolean
+    /** Hears every statement sent to the database (src/db/statement-log.ts): tests and the bench count them. */
+    onStatement?: OnStatement
   } = {},
 ): Promise<Services> {
   const clock = options.clock ?? systemClock
@@ -69,7 +72,7 @@ export async function startServices(
   const identity = config.credentials && (await loadReaderIdentity(config.credentials, clock.now()))
   // Each of the server's processes gets its share of DATABASE_POOL.
   const maxConnections = Math.max(2, Math.ceil(config.databasePool / config.workers))
-  const open = await openDatabase(config.database, { holder: options.holder ?? 'the ofage server', maxConnections })
+  const open = await openDatabase(config.database, { holder: options.holder ?? 'the ofage server', maxConnections, onStatement: options.onStatement })
   try {
     const migrations = await migrateDatabase(open)
     const log = options.log ?? jsonLogger()

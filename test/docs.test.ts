@@ -108,7 +108,7 @@ describe('docs/integration.md: webhooks', () => {
   test('the receiver accepts what the service sends (an approval, and the documented test event), once per message, and refuses a forgery', async () => {
     const { addWebhookEndpoint } = await import('../src/webhooks/endpoints.ts')
     const { deliverDue } = await import('../src/webhooks/delivery.ts')
-    const { issueCode } = await import('../src/oauth/codes.ts')
+    const { issueCode } = await import('../src/oauth/issue-code.ts')
     const file = join(mkdtempSync(join(scratch, 'webhook-')), 'receiver.ts')
     writeFileSync(file, snippet('webhook-receiver'))
     const { receiveWebhook, handled } = (await import(join(process.cwd(), file))) as { receiveWebhook(request: Request): Promise<Response>; handled: { type: string; data: Record<string, unknown> }[] }

@@ -1,11 +1,11 @@
 import { cpSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import type { SQL } from 'drizzle-orm'
 import postgres from 'postgres'
-import { openDatabase, type Database } from '../src/db/client.ts'
+import { openDatabase } from '../src/db/client.ts'
 import { migrateDatabase } from '../src/db/migrate.ts'
 import { migrationFiles } from '../src/db/migrations.ts'
+import type { OnStatement } from '../src/db/statement-log.ts'
 import type { AgeEstimator } from '../src/estimator/types.ts'
 import type { Challenge } from '../src/liveness/challenge.ts'
 import { createApp, createHandler } from '../src/app.tsx'
@@ -16,7 +16,7 @@ import { fixedClock } from '../src/lib/clock.ts'
 import { silentLogger, type Logger } from '../src/lib/log.ts'
 import { createClient } from '../src/clients/registry.ts'
 import { type NewClient } from '../src/clients/model.ts'
-import { issueCode, type ApprovedCheck } from '../src/oauth/codes.ts'
+import { issueCode, type ApprovedCheck } from '../src/oauth/issue-code.ts'
 import { randomToken } from '../src/lib/crypto.ts'
 
 /** A new PGlite may write its data directory differently: part of the template's name. */
@@ -134,11 +134,13 @@ export function testConfig(env: Record<string, string | undefined> = {}): Config
 export type TestContext = Awaited<ReturnType<typeof createTestContext>>
 
 /** An app on a fresh, migrated database with a frozen clock; requests go through `app.handle`. */
-export async function createTestContext(options: { env?: Record<string, string>; log?: Logger; estimator?: AgeEstimator; pickChallenge?: () => Challenge } = {}) {
+export async function createTestContext(
+  options: { env?: Record<string, string>; log?: Logger; estimator?: AgeEstimator; pickChallenge?: () => Challenge; onStatement?: OnStatement } = {},
+) {
   const database = await freshDatabase()
   const clock = fixedClock('2026-11-22T12:00:00.000Z')
   const config = testConfig({ ...database.env, ...options.env })
-  const services = await startServices(config, { clock, log: options.log ?? silentLogger, pickChallenge: options.pickChallenge })
+  const services = await startServices(config, { clock, log: options.log ?? silentLogger, pickChallenge: options.pickChallenge, onStatement: options.onStatement })
   const deps = { ...services.deps, ...(options.estimator && { estimator: options.estimator }) }
   const app = createApp(deps)
   const handle = createHandler(deps, app)
@@ -199,11 +201,8 @@ export async function json(response: Response): Promise<any> {
   return response.json()
 }
 
-/** Rows of a raw query: postgres.js returns an array, PGlite an object with `rows`. */
-export async function queryRows<T>(db: Database, query: SQL): Promise<T[]> {
-  const result = (await db.execute(query)) as unknown
-  return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[]
-}
+/** Rows of a raw query (src/db/rows.ts). */
+export { queryRows } from '../src/db/rows.ts'
 
 /** Polls a running server's /readyz until it answers 200; returns how long that took. */
 export async function waitUntilReady(baseUrl: string, ms = 15_000): Promise<number> {

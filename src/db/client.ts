@@ -9,6 +9,7 @@ import type { DatabaseTarget } from '../config.ts'
 import { ConfigError } from '../errors.ts'
 import { acquireDataDirLock } from './data-dir-lock.ts'
 import { pgliteAssets } from './pglite-assets.ts'
+import { reportingPglite, type OnStatement } from './statement-log.ts'
 import { watchedSockets } from './watched-socket.ts'
 import * as schema from './schema.ts'
 
@@ -44,6 +45,8 @@ export type OpenOptions = {
   holder?: string
   /** postgres.js pool size (default 10). */
   maxConnections?: number
+  /** Hears every statement sent (src/db/statement-log.ts): for counting them, never in production. */
+  onStatement?: OnStatement
 }
 
 /**
@@ -79,6 +82,7 @@ async function openPostgres(target: DatabaseTarget & { kind: 'postgres' }, optio
     // A cut link is noticed by TCP keepalive probes while idle, and by the silence watch while a query waits.
     keep_alive: 5,
     socket: watchedSockets(SILENT_CONNECTION_MS),
+    ...(options.onStatement && { debug: (_connection: number, text: string) => options.onStatement!(text) }),
   } as postgres.Options<{}>)
   const db = drizzlePostgres(preparing(client), { schema }) as unknown as Database
   try {
@@ -116,7 +120,7 @@ async function openPglite(target: DatabaseTarget, options: OpenOptions): Promise
   } else {
     client = await PGlite.create(await pgliteAssets())
   }
-  const db = drizzlePglite(client, { schema }) as unknown as Database
+  const db = drizzlePglite(options.onStatement ? reportingPglite(client, options.onStatement) : client, { schema }) as unknown as Database
   return {
     db,
     target,
@@ -133,19 +137,20 @@ async function openPglite(target: DatabaseTarget, options: OpenOptions): Promise
 
 /**
  * The client Drizzle gets: every statement a named prepared statement. Drizzle sends its queries through
- * `unsafe`, which postgres.js does not prepare, and an unprepared statement with parameters costs two
- * round trips (describe, then execute); prepared, it costs one after the first use on a connection
- * (`bun run bench --profile`: socket writes were 40% of the server's time). Transactions and savepoints
- * hand out scoped clients, which are wrapped the same way. Our statements are a bounded set (Drizzle
- * parameterises every value), so the per-connection statement cache stays small.
+ * `unsafe` with `prepare: false` (true only for a query it was asked to `.prepare(name)`), and an
+ * unprepared statement with parameters costs two round trips (describe, then execute); prepared, it costs
+ * one after the first use on a connection (`bun run bench --profile`: socket writes were 40% of the
+ * server's time). Drizzle's `false` is overridden: until issue 34 it was kept, and every statement took two
+ * round trips (test/db/prepared-statements.test.ts). Transactions and savepoints hand out scoped clients,
+ * which are wrapped the same way. Our statements are a bounded set (Drizzle parameterises every value), so
+ * the per-connection statement cache stays small.
  */
 function preparing(sql: postgres.Sql): postgres.Sql {
   return new Proxy(sql, {
     get(target, property, receiver) {
       const value = Reflect.get(target, property, receiver)
       if (property === 'unsafe') {
-        return (query: string, parameters?: unknown[], options: { prepare?: boolean } = {}) =>
-          value.call(target, query, parameters, { ...options, prepare: options.prepare ?? true })
+        return (query: string, parameters?: unknown[], options: { prepare?: boolean } = {}) => value.call(target, query, parameters, { ...options, prepare: true })
       }
       if (property === 'begin' || property === 'savepoint') {
         return (...args: unknown[]) => {

@@ -22,6 +22,7 @@ import m0017 from '../../drizzle/0017_gate.sql' with { type: 'text' }
 import m0018 from '../../drizzle/0018_webhook_deliveries_by_endpoint.sql' with { type: 'text' }
 import m0019 from '../../drizzle/0019_client_branding.sql' with { type: 'text' }
 import m0020 from '../../drizzle/0020_gate_claims.sql' with { type: 'text' }
+import m0021 from '../../drizzle/0021_month_verifications.sql' with { type: 'text' }
 
 export const migrationJournal = journal
 
@@ -48,4 +49,5 @@ export const migrationFiles: Record<string, string> = {
   '0018_webhook_deliveries_by_endpoint': m0018,
   '0019_client_branding': m0019,
   '0020_gate_claims': m0020,
+  '0021_month_verifications': m0021,
 }

@@ -20,7 +20,13 @@ export type AuthorizationParameters = typeof AuthorizationParametersModel.static
  * Every failure is an {@link OAuthError} that the page (or the pushed-request endpoint) answers with; none
  * redirects, because an unchecked redirect URI must never receive the visitor (DESIGN.md).
  */
-export async function checkAuthorizationParameters(db: Database, client: Client, parameters: AuthorizationParameters, now: Date): Promise<PushedParameters> {
+export async function checkAuthorizationParameters(
+  db: Database,
+  client: Client,
+  parameters: AuthorizationParameters,
+  now: Date,
+  options: { /** The caller reads the month's count itself, in the statement that opens the page's session. */ planLimitLater?: boolean } = {},
+): Promise<PushedParameters> {
   if (parameters.redirect_uri === undefined) throw new OAuthError('invalid_request', 'The request has no redirect_uri.')
   // Exact string comparison: scheme, host, port, path and query must all match a registered URI.
   if (!client.redirectUris.includes(parameters.redirect_uri)) {
@@ -34,7 +40,7 @@ export async function checkAuthorizationParameters(db: Database, client: Client,
   if (client.minAge !== null && ageRequired < client.minAge) {
     throw new OAuthError('age_requirement_not_met', `This site requires an age of at least ${client.minAge}.`)
   }
-  if (client.verificationLimit !== null && (await countMonthToDate(db, client.id, now)) >= client.verificationLimit) {
+  if (client.verificationLimit !== null && !options.planLimitLater && (await countMonthToDate(db, client.id, now)) >= client.verificationLimit) {
     throw new OAuthError('payment_required', "This site's plan has reached its verification limit for the month.")
   }
   // RFC 6749 §A.5: state is visible ASCII and spaces; control characters (NUL above all, which Postgres

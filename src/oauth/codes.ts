@@ -1,12 +1,11 @@
-import { randomUUID } from 'node:crypto'
 import { and, eq, gt, gte, isNotNull, isNull, lt, or } from 'drizzle-orm'
 import type { Database, Executor } from '../db/client.ts'
-import { auditLogs, authCodes, clients, type MethodClass, type VerificationLevel } from '../db/schema.ts'
+import { auditLogs, authCodes, type MethodClass, type VerificationLevel } from '../db/schema.ts'
 import { OAuthError } from '../errors.ts'
 import type { Clock } from '../lib/clock.ts'
-import { hmacHex, randomToken, sha256Hex } from '../lib/crypto.ts'
+import { sha256Hex } from '../lib/crypto.ts'
 import type { ServerKeys } from '../keys/server-keys.ts'
-import { countMonthToDate, countVerification } from '../usage/counters.ts'
+import { countMonthToDate } from '../usage/counters.ts'
 import type { Client } from '../clients/model.ts'
 import { checkCodeVerifier, isCodeVerifier, s256 } from './pkce.ts'
 import { announceRevocation, type RevocationCache } from './revocations.ts'
@@ -16,102 +15,6 @@ import { enqueueEvent } from '../webhooks/events.ts'
 export const CODE_LIFETIME_MS = 60_000
 
 export type CodeDeps = { db: Database; keys: ServerKeys; clock: Clock; revocations?: RevocationCache | undefined }
-
-export type ApprovedCheck = {
-  clientId: string
-  /** The redirect URI of the authorization request; must be registered for the client. */
-  redirectUri: string
-  state?: string | null
-  /** The PKCE challenge (S256) of the authorization request, if it sent one. */
-  codeChallenge?: string | null
-  /** The threshold requested and proven (`age_required`). */
-  ageOver: number
-  methodClass: MethodClass
-  reverification?: boolean
-  /** A stable, opaque key for the person (from their age pass); absent, the subject is fresh. */
-  personKey?: string
-  /** For the audit row: the method that approved (`sandbox`, `face`, `age_pass`) and its buffer, if any. */
-  method?: string
-  ageBuffer?: number | null
-}
-
-export type IssuedCode = { code: string; transactionId: string; expiresAt: Date }
-
-/**
- * Records an approved check and issues its authorization code. The audit row, the usage count and the
- * code are written in one transaction; with a plan limit, the client row is locked first so concurrent
- * completions are counted one at a time and the limit is never exceeded (`payment_required`).
- */
-export async function issueCode(
-  deps: CodeDeps,
-  check: ApprovedCheck,
-  options: { /** Runs first in the code's transaction (claiming the page's session); throwing aborts it all. */ claim?(tx: Executor): Promise<void> } = {},
-): Promise<IssuedCode> {
-  if (!Number.isInteger(check.ageOver) || check.ageOver < 1 || check.ageOver > 99) {
-    throw new OAuthError('invalid_request', 'age_required must be an integer from 1 to 99')
-  }
-  const now = deps.clock.now()
-  const code = randomToken(32)
-  const transactionId = randomUUID()
-  const expiresAt = new Date(now.getTime() + CODE_LIFETIME_MS)
-  const reverification = check.reverification ?? false
-  const verificationLevel = reverification ? 're_verification' : 'first_verification'
-  await deps.db.transaction(async (tx) => {
-    await options.claim?.(tx)
-    let [client] = await tx.select().from(clients).where(eq(clients.id, check.clientId))
-    if (client?.verificationLimit != null) {
-      ;[client] = await tx.select().from(clients).where(eq(clients.id, check.clientId)).for('update')
-    }
-    if (!client) throw new OAuthError('invalid_client', 'Unknown client')
-    if (client.status !== 'active') throw new OAuthError('client_suspended', 'This client is suspended')
-    if (!client.redirectUris.includes(check.redirectUri)) {
-      throw new OAuthError('invalid_redirect_uri', 'redirect_uri is not registered for this client')
-    }
-    const used = client.verificationLimit == null ? 0 : await countMonthToDate(tx, client.id, now)
-    if (client.verificationLimit != null && used >= client.verificationLimit) {
-      throw new OAuthError('payment_required', "This client's plan has reached its verification limit for the month")
-    }
-    await tx.insert(auditLogs).values({
-      transactionId,
-      clientId: client.id,
-      subject: pairwiseSubject(deps.keys, client.id, check.personKey ?? randomToken(32)),
-      methodClass: check.methodClass,
-      verificationLevel,
-      ageOver: check.ageOver,
-      method: check.method ?? null,
-      ageBuffer: check.ageBuffer ?? null,
-      createdAt: now,
-    })
-    await countVerification(tx, { clientId: client.id, at: now, methodClass: check.methodClass, reverification })
-    await tx.insert(authCodes).values({
-      codeHash: sha256Hex(code),
-      clientId: client.id,
-      transactionId,
-      redirectUri: check.redirectUri,
-      state: check.state ?? null,
-      codeChallenge: check.codeChallenge ?? null,
-      createdAt: now,
-      expiresAt,
-    })
-    await enqueueEvent(
-      tx,
-      client.id,
-      'verification.approved',
-      { client_id: client.id, transaction_id: transactionId, age_over: check.ageOver, method_class: check.methodClass, verification_level: verificationLevel, sandbox: client.sandbox },
-      now,
-    )
-    // The completion that uses the plan's last verification of the month says so, once.
-    if (client.verificationLimit != null && used + 1 === client.verificationLimit) {
-      await enqueueEvent(tx, client.id, 'plan.limit_reached', { client_id: client.id, verification_limit: client.verificationLimit, month: now.toISOString().slice(0, 7) }, now)
-    }
-  })
-  return { code, transactionId, expiresAt }
-}
-
-/** `sub` is pairwise: stable for one person at one client, unlinkable across clients (DESIGN.md). */
-function pairwiseSubject(keys: ServerKeys, clientId: string, personKey: string): string {
-  return hmacHex(keys.subjectKey, `${clientId}\u0000${personKey}`)
-}
 
 export type Redemption = { code: string; redirectUri: string; state?: string | undefined; codeVerifier?: string | undefined }
 

@@ -1,5 +1,6 @@
-import { and, eq, inArray, lt, sql } from 'drizzle-orm'
+import { and, eq, inArray, lt, sql, type SQL } from 'drizzle-orm'
 import type { Database } from '../db/client.ts'
+import { queryRows } from '../db/rows.ts'
 import { rateLimits } from '../db/schema.ts'
 import type { Limit } from '../config.ts'
 import { OAuthError } from '../errors.ts'
@@ -24,19 +25,25 @@ function windowOf(limit: Limit, now: Date): { start: Date; retryAfterSeconds: nu
  * rate across a window's edge).
  */
 export async function takeHit(deps: LimitDeps, key: string, limit: Limit): Promise<void> {
-  const { start, retryAfterSeconds } = windowOf(limit, deps.clock.now())
-  const [row] = await deps.db
-    .insert(rateLimits)
-    .values({ key, windowStart: start, hits: 1 })
-    .onConflictDoUpdate({
-      target: rateLimits.key,
-      set: {
-        hits: sql`case when ${rateLimits.windowStart} = excluded.window_start then ${rateLimits.hits} + 1 else 1 end`,
-        windowStart: sql`excluded.window_start`,
-      },
-    })
-    .returning({ hits: rateLimits.hits })
-  if ((row?.hits ?? 0) > limit.max) throw new RateLimitedError(retryAfterSeconds)
+  const [row] = await queryRows<{ hits: number }>(deps.db, countHit(sql`(select 1) as one`, key, limit, deps.clock.now()))
+  refuseOverLimit(row?.hits ?? null, limit, deps.clock.now())
+}
+
+/**
+ * {@link takeHit}'s count as part of a larger statement: one hit for the key when `source` yields a row, and
+ * `RETURNING hits`, which the caller hands to {@link refuseOverLimit}. The hosted page counts its hits in the
+ * statement that opens a session or reads one (src/verification/sessions.ts).
+ */
+export function countHit(source: SQL, key: string, limit: Limit, now: Date): SQL {
+  const { start } = windowOf(limit, now)
+  return sql`insert into rate_limits (key, window_start, hits) select ${key}::text, ${start.toISOString()}::timestamptz, 1 from ${source}
+    on conflict (key) do update set hits = case when rate_limits.window_start = excluded.window_start then rate_limits.hits + 1 else 1 end, window_start = excluded.window_start
+    returning hits`
+}
+
+/** Refuses a hit counted with {@link countHit} that took the key past its limit. */
+export function refuseOverLimit(hits: number | null, limit: Limit, now: Date): void {
+  if ((hits ?? 0) > limit.max) throw new RateLimitedError(windowOf(limit, now).retryAfterSeconds)
 }
 
 /**

@@ -1,6 +1,7 @@
-import { and, eq, gte, lt, sql } from 'drizzle-orm'
+import { sql, type SQL } from 'drizzle-orm'
 import type { Executor } from '../db/client.ts'
-import { usageDaily, type MethodClass } from '../db/schema.ts'
+import { queryRows } from '../db/rows.ts'
+import type { MethodClass } from '../db/schema.ts'
 
 /** The UTC calendar day of an instant, as Postgres `date` text (YYYY-MM-DD). */
 export function utcDay(instant: Date): string {
@@ -16,32 +17,40 @@ export function utcMonthBounds(instant: Date): { start: Date; end: Date } {
 
 /** Approved verifications of a client in the UTC month containing `now`: at most 31 counter rows read. */
 export async function countMonthToDate(db: Executor, clientId: string, now: Date): Promise<number> {
-  const { start, end } = utcMonthBounds(now)
-  const [row] = await db
-    .select({ total: sql<number>`coalesce(sum(${usageDaily.total}), 0)::int` })
-    .from(usageDaily)
-    .where(and(eq(usageDaily.clientId, clientId), gte(usageDaily.day, utcDay(start)), lt(usageDaily.day, utcDay(end))))
+  const [row] = await queryRows<{ total: number }>(db, sql`select ${monthToDate(clientId, now)} as total`)
   return Number(row?.total ?? 0)
 }
 
-/** Counts one approved verification; runs in the transaction that writes its audit row. */
-export async function countVerification(
-  db: Executor,
-  entry: { clientId: string; at: Date; methodClass: MethodClass; reverification: boolean },
-): Promise<void> {
+/**
+ * {@link countMonthToDate} as an expression of a larger statement, read as of that statement's snapshot.
+ * Not for the plan limit's own check: that is read after the client's row is locked (src/oauth/issue-code.ts).
+ */
+export function monthToDate(clientId: string, now: Date): SQL {
+  const { start, end } = utcMonthBounds(now)
+  return sql`(select coalesce(sum(total), 0)::integer from usage_daily
+    where client_id = ${clientId}::text and day >= ${utcDay(start)}::date and day < ${utcDay(end)}::date)`
+}
+
+/**
+ * The month's count read with a snapshot of its own (migration 0021), so that, called after the client's row
+ * is locked, it sees every completion that held the lock before.
+ */
+export function monthToDateAfterLock(clientId: SQL, now: Date): SQL {
+  const { start, end } = utcMonthBounds(now)
+  return sql`ofage_counted_verifications(${clientId}, ${utcDay(start)}::date, ${utcDay(end)}::date)`
+}
+
+/**
+ * Counts one approved verification for the row of `source` (the completion's approval, at most one row): the
+ * part of the statement that writes its audit row and its code (src/oauth/issue-code.ts), so that usage
+ * always equals the approved audit rows.
+ */
+export function countVerification(source: SQL, entry: { clientId: string; at: Date; methodClass: MethodClass; reverification: boolean }): SQL {
   const ageOnly = entry.methodClass === 'age_only' ? 1 : 0
   const biometric = entry.methodClass === 'biometric' ? 1 : 0
   const reverification = entry.reverification ? 1 : 0
-  await db
-    .insert(usageDaily)
-    .values({ clientId: entry.clientId, day: utcDay(entry.at), total: 1, ageOnly, biometric, reverification })
-    .onConflictDoUpdate({
-      target: [usageDaily.clientId, usageDaily.day],
-      set: {
-        total: sql`${usageDaily.total} + 1`,
-        ageOnly: sql`${usageDaily.ageOnly} + ${ageOnly}`,
-        biometric: sql`${usageDaily.biometric} + ${biometric}`,
-        reverification: sql`${usageDaily.reverification} + ${reverification}`,
-      },
-    })
+  return sql`insert into usage_daily (client_id, day, total, age_only, biometric, reverification)
+    select ${entry.clientId}::text, ${utcDay(entry.at)}::date, 1, ${ageOnly}::integer, ${biometric}::integer, ${reverification}::integer from ${source}
+    on conflict (client_id, day) do update set total = usage_daily.total + 1, age_only = usage_daily.age_only + excluded.age_only,
+      biometric = usage_daily.biometric + excluded.biometric, reverification = usage_daily.reverification + excluded.reverification`
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { and, eq, gt, isNull, lt } from 'drizzle-orm'
+import { and, eq, gt, isNull, lt, sql, type SQL } from 'drizzle-orm'
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose'
 import type { Database } from '../db/client.ts'
 import { agePasses, type MethodClass } from '../db/schema.ts'
@@ -30,13 +30,15 @@ type PassDeps = { db: Database; keys: ServerKeys; clock: Clock }
 const ISSUER = 'ofage:age-pass'
 
 /**
- * Issues a pass after an approved check and returns it with the signed cookie value. The person key
- * of an earlier pass is kept, so one person keeps one `sub` per client across checks.
+ * A pass for an approved check, with its signed cookie value and the insert of its row, which runs in the
+ * statement that issues the check's code (src/oauth/issue-code.ts) and only when the code is issued: a
+ * refused code (a plan at its limit) leaves no pass behind. The person key of an earlier pass is kept, so one
+ * person keeps one `sub` per client across checks.
  */
-export async function createAgePass(
-  deps: PassDeps,
+export async function prepareAgePass(
+  deps: Omit<PassDeps, 'db'>,
   approved: { ageOver: number; methodClass: MethodClass; sandbox: boolean; personKey?: string },
-): Promise<{ pass: AgePass; cookie: string }> {
+): Promise<{ pass: AgePass; cookie: string; insert(issued: SQL): SQL }> {
   const now = deps.clock.now()
   const pass: AgePass = {
     id: randomUUID(),
@@ -47,14 +49,6 @@ export async function createAgePass(
     createdAt: now,
     expiresAt: new Date(now.getTime() + AGE_PASS_LIFETIME_MS),
   }
-  await deps.db.insert(agePasses).values({
-    id: pass.id,
-    ageOver: pass.ageOver,
-    methodClass: pass.methodClass,
-    sandbox: pass.sandbox,
-    createdAt: now,
-    expiresAt: pass.expiresAt,
-  })
   const cookie = await new SignJWT({ pk: pass.personKey })
     .setProtectedHeader({ alg: 'HS256' })
     .setIssuer(ISSUER)
@@ -62,7 +56,14 @@ export async function createAgePass(
     .setIssuedAt(epochSeconds(now))
     .setExpirationTime(epochSeconds(pass.expiresAt))
     .sign(deps.keys.agePassKey)
-  return { pass, cookie }
+  return {
+    pass,
+    cookie,
+    insert: (issued) =>
+      sql`insert into age_passes (id, age_over, method_class, sandbox, created_at, expires_at)
+        select ${pass.id}::uuid, ${pass.ageOver}::integer, ${pass.methodClass}::text, ${pass.sandbox}::boolean,
+          ${now.toISOString()}::timestamptz, ${pass.expiresAt.toISOString()}::timestamptz from ${issued}`,
+  }
 }
 
 /**

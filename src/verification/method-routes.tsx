@@ -6,7 +6,7 @@ import { OAuthError } from '../errors.ts'
 import { createConcurrencyLimit } from '../lib/concurrency-limit.ts'
 import { withDeadline } from '../lib/deadline.ts'
 import { isMultipart, readStrictBody } from '../lib/strict-request.ts'
-import { takeHit } from '../ratelimit/limits.ts'
+import { refuseOverLimit } from '../ratelimit/limits.ts'
 import { peerAddress } from '../ratelimit/peer.ts'
 import { acceptsMethod } from '../clients/methods.ts'
 import { siteHomeUrl } from '../clients/model.ts'
@@ -17,7 +17,7 @@ import type { Verdict, VerificationMethod } from './methods/method.ts'
 import { CsrfForm, LangQuery, readForm } from '../web/forms.ts'
 import type { Page, PageContext } from './page-context.tsx'
 import type { ResponseSet } from '../web/headers.ts'
-import { MAX_FAILED_ATTEMPTS, refundAttempt, reserveAttempt, type VerificationSession } from './sessions.ts'
+import { MAX_FAILED_ATTEMPTS, refundAttempt, type VerificationSession } from './sessions.ts'
 
 /** A method's form: text fields, and for the face check, files (gathered in arrays by the parser). */
 const MethodBody = t.Object(
@@ -33,7 +33,7 @@ const CSRF_HEADER = 'x-csrf-token'
  * check's live challenge. A failure counts an attempt (five per session) unless it was the submission's
  * fault; an approval completes the session.
  */
-export function methodRoutes(deps: AppDeps, { openPost, checkPostToken, openForm, render, complete, offeredMethods }: PageContext) {
+export function methodRoutes(deps: AppDeps, { openCheck, openPage, checkPostToken, openForm, render, complete, offeredMethods }: PageContext) {
   // An upload being read or analysed holds up to MAX_MULTIPART_BYTES, and its parsed frames as much again.
   // The estimator works on FACE_WORKERS frames and lets FACE_QUEUE wait (a request sends one frame at a
   // time); as many uploads again may be arriving while the workers are busy. Past that, an upload read would
@@ -76,8 +76,18 @@ export function methodRoutes(deps: AppDeps, { openPost, checkPostToken, openForm
     }
   }
 
-  /** A method's evidence, read and checked against the session: the verdict, and the answer that says it. */
-  async function checkEvidence(page: Page, method: VerificationMethod, body: typeof MethodBody.static, reply: ReturnType<typeof answerer>, set: ResponseSet) {
+  /**
+   * A method's evidence, read and checked against the session: the verdict, and the answer that says it.
+   * `attempt` is the attempt taken for this check when the session was read (its number).
+   */
+  async function checkEvidence(
+    page: Page,
+    method: VerificationMethod,
+    body: typeof MethodBody.static,
+    reply: ReturnType<typeof answerer>,
+    set: ResponseSet,
+    attempt: number,
+  ) {
     const t = languages[page.lang]
     const fields: Record<string, string> = {}
     const files: File[] = []
@@ -88,9 +98,11 @@ export function methodRoutes(deps: AppDeps, { openPost, checkPostToken, openForm
         files.push(...(value as unknown[]).filter((item): item is File => item instanceof File))
       }
     }
-    if (!Value.Check(method.evidence, fields)) return reply.refused(400, t.invalidEvidence)
-    const attempt = await reserveAttempt(deps.db, page.session)
-    if (attempt === undefined) return reply.refused(200, undefined, { ...page.session, failedAttempts: MAX_FAILED_ATTEMPTS })
+    // A malformed form is not an attempt.
+    if (!Value.Check(method.evidence, fields)) {
+      await refundAttempt(deps.db, page.session)
+      return reply.refused(400, t.invalidEvidence)
+    }
     let verdict: Verdict
     try {
       verdict = await method.check({
@@ -154,34 +166,47 @@ export function methodRoutes(deps: AppDeps, { openPost, checkPostToken, openForm
       '/s/:id/methods/:method',
       async ({ params, query, request, cookie, set }) => {
         // Whatever needs no body is checked before the body is read: an upload is up to 24 MiB, and an
-        // unknown session, another browser's, or a wrong token must not cost the server that much.
-        const page = await openPost(params.id, cookie, request, query.lang)
-        const t = languages[page.lang]
-        const method = offeredMethods(page).find((m) => m.id === params.method)
-        if (!method) throw new OAuthError('not_found', 'No such verification method for this client')
-        const headerToken = request.headers.get(CSRF_HEADER)
-        if (headerToken !== null) checkPostToken(page, headerToken)
-        // The page's script asks for JSON so that the camera can stay on between tries.
-        const reply = answerer(page, set, method.id, (request.headers.get('accept') ?? '').includes('application/json'))
-        if (page.session.failedAttempts >= MAX_FAILED_ATTEMPTS) return reply.refused(200, undefined)
-        // Checks per address, across sessions: opening sessions is free, running checks is not.
+        // unknown session, another browser's, or a wrong token must not cost the server that much. The
+        // statement that reads the session also counts the check for this address (checks per address,
+        // across sessions: opening sessions is free, running checks is not) and takes one of the session's
+        // attempts, given back below when the post turns out not to be a check.
         const address = peerAddress(request, deps.config.trustProxy)
-        await takeHit(deps, `check:${address}`, deps.config.limits.checks)
+        const limit = deps.config.limits.checks
+        const { page, hits, attempt } = await openCheck(params.id, cookie, request, query.lang, { key: `check:${address}`, limit })
+        let checked = false
+        let release = () => {}
         const upload = isMultipart(request)
-        const release = upload ? uploads.tryAcquire(address) : () => {}
-        if (!release) {
-          deps.metrics.verifications.inc({ method: method.id, outcome: 'busy' })
-          set.headers['retry-after'] = '5'
-          return reply.refused(503, t.face.busy)
-        }
         try {
+          const t = languages[page.lang]
+          const method = offeredMethods(page).find((m) => m.id === params.method)
+          if (!method) throw new OAuthError('not_found', 'No such verification method for this client')
+          const headerToken = request.headers.get(CSRF_HEADER)
+          if (headerToken !== null) checkPostToken(page, headerToken)
+          // The page's script asks for JSON so that the camera can stay on between tries.
+          const reply = answerer(page, set, method.id, (request.headers.get('accept') ?? '').includes('application/json'))
+          if (page.session.failedAttempts >= MAX_FAILED_ATTEMPTS) return reply.refused(200, undefined)
+          refuseOverLimit(hits, limit, deps.clock.now())
+          // Another post of this session took the last attempt meanwhile, or completed it (read again: session_expired).
+          if (attempt === null) {
+            const current = await openPage(params.id, cookie, request, query.lang)
+            return reply.refused(200, undefined, { ...current.session, failedAttempts: MAX_FAILED_ATTEMPTS })
+          }
+          const acquired = upload ? uploads.tryAcquire(address) : () => {}
+          if (!acquired) {
+            deps.metrics.verifications.inc({ method: method.id, outcome: 'busy' })
+            set.headers['retry-after'] = '5'
+            return reply.refused(503, t.face.busy)
+          }
+          release = acquired
           // The no-JavaScript form sends its token in the body only: checked once read, for a live session of this browser.
           const body = await withDeadline(readStrictBody(request, ['form', 'multipart']), uploadMs, () => undefined)
           if (body === undefined) throw new OAuthError('invalid_request', `The form did not arrive within ${deps.config.face.uploadSeconds} seconds`)
           if (!Value.Check(MethodBody, body)) throw new OAuthError('invalid_request', 'The form does not have the fields of a method post')
           checkPostToken(page, body.csrf)
-          return await checkEvidence(page, method, body, reply, set)
+          checked = true
+          return await checkEvidence(page, method, body, reply, set, attempt)
         } finally {
+          if (attempt !== null && !checked) await refundAttempt(deps.db, page.session)
           release()
           // An upload's buffers live outside the JS heap, and the collector frees them late: under a stream of
           // uploads the garbage, not the uploads in progress, filled the memory (bench/upload-flood.ts: about

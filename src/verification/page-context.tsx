@@ -1,9 +1,9 @@
 import type { AppDeps } from '../deps.ts'
 import type { MethodClass } from '../db/schema.ts'
 import { OAuthError } from '../errors.ts'
-import { findClient } from '../clients/registry.ts'
+import { createClientCache } from '../clients/client-cache.ts'
 import { siteHomeUrl, type Client } from '../clients/model.ts'
-import { issueCode } from '../oauth/codes.ts'
+import { issueCode } from '../oauth/issue-code.ts'
 import { randomToken } from '../lib/crypto.ts'
 import { languages } from '../i18n/languages.ts'
 import type { Language } from '../i18n/language-codes.ts'
@@ -12,16 +12,16 @@ import { pageHeaders, type ResponseSet } from '../web/headers.ts'
 import { requestLanguage } from '../web/language.ts'
 import { ownOrigins, refuseForeignPost } from '../web/origin.ts'
 import { VerifyPage } from './verify-page.tsx'
-import { findLogoVersion } from '../branding/branding.ts'
+import type { LogoVersion } from '../branding/branding.ts'
 import { pageBranding, siteName } from '../branding/page-branding.ts'
 import { acceptsMethod } from '../clients/methods.ts'
 import { canSavePasskey } from '../passkeys/registration.ts'
 import { PASSKEY_LIFETIME_MS } from '../passkeys/store.ts'
-import { AGE_PASS_COOKIE, AGE_PASS_LIFETIME_MS, createAgePass, passCovers, readAgePass, type AgePass } from './age-pass.ts'
+import { AGE_PASS_COOKIE, AGE_PASS_LIFETIME_MS, passCovers, prepareAgePass, readAgePass, type AgePass } from './age-pass.ts'
 import { callbackUrl } from './authorize.ts'
 import { createMethods, methodsFor } from './methods/index.ts'
 import type { VerificationMethod } from './methods/method.ts'
-import { checkCsrfToken, claimSession, findSession, MAX_FAILED_ATTEMPTS } from './sessions.ts'
+import { checkCsrfToken, claimSession, findSession, MAX_FAILED_ATTEMPTS, type FoundSession, type HitGuard } from './sessions.ts'
 import type { VerificationSession } from './sessions.ts'
 
 /** Binds a verification session to the browser that opened it. */
@@ -34,7 +34,8 @@ export const PASSKEY_HINT_COOKIE = 'ofage_passkey'
 /** As long as a passkey re-verifies (a year after its check). */
 export const PASSKEY_HINT_SECONDS = PASSKEY_LIFETIME_MS / 1000
 
-export type Page = { session: VerificationSession; client: Client; lang: Language; cookie: Cookies }
+/** A session of this browser and its client; `logo`, the version of the client's logo, as the page shows it. */
+export type Page = { session: VerificationSession; client: Client; logo: LogoVersion | undefined; lang: Language; cookie: Cookies }
 export type PageContext = ReturnType<typeof createPageContext>
 
 /**
@@ -45,21 +46,44 @@ export function createPageContext(deps: AppDeps) {
   const methods = createMethods(deps)
   const cookies = createCookieJar(deps.config.appUrl)
   const own = ownOrigins(deps.config)
+  const clients = createClientCache(deps.db, deps.clock)
 
-  /** Loads the session a form or link refers to, for this browser only. */
+  /**
+   * Loads the session a form or link refers to, for this browser only, in one statement; its client from
+   * this instance's copy when the statement found the copy's version, else from the row.
+   */
   async function openPage(id: string, cookie: Cookies, request: Request, lang: string | undefined): Promise<Page> {
-    const session = await findSession(deps, id, cookies.read(cookie, BROWSER_COOKIE))
-    const client = session && (await findClient(deps.db, session.clientId))
-    if (!session || !client || session.completedAt) {
+    return (await openSessionPage(id, cookie, request, lang)).page
+  }
+
+  /** {@link openPage}; with `check` (a method's post), the same statement counts the check and takes an attempt (sessions.ts `findSession`). */
+  async function openSessionPage(id: string, cookie: Cookies, request: Request, lang: string | undefined, check?: { hit: HitGuard }) {
+    const found = await findSession(deps, id, cookies.read(cookie, BROWSER_COOKIE), check)
+    const client = found && (await clientOf(found))
+    if (!found || !client || found.session.completedAt) {
       throw new OAuthError('session_expired', 'The verification session is unknown, expired, completed or bound to another browser')
     }
-    return { session, client, cookie, lang: requestLanguage(request, lang) }
+    const page: Page = { session: found.session, client, logo: found.logo, cookie, lang: requestLanguage(request, lang) }
+    return { page, hits: found.hits, attempt: found.attempt }
+  }
+
+  async function clientOf(found: FoundSession): Promise<Client | undefined> {
+    if (found.clientVersion === null) return undefined
+    const kept = await clients.find(found.session.clientId)
+    if (!kept || kept.fresh || kept.version === found.clientVersion) return kept?.client
+    return (await clients.read(found.session.clientId))?.client
   }
 
   /** A form post: not from another site (src/web/origin.ts), for a live session of this browser. */
   async function openPost(id: string, cookie: Cookies, request: Request, lang: string | undefined): Promise<Page> {
     refuseForeignPost(request, own)
     return openPage(id, cookie, request, lang)
+  }
+
+  /** A method's post: {@link openPost}, counting the address's check and taking one of the session's attempts. */
+  async function openCheck(id: string, cookie: Cookies, request: Request, lang: string | undefined, hit: HitGuard) {
+    refuseForeignPost(request, own)
+    return openSessionPage(id, cookie, request, lang, { hit })
   }
 
   /** Refuses a post whose CSRF token (a form field, or the page script's `x-csrf-token` header) is not the session's. */
@@ -85,7 +109,7 @@ export function createPageContext(deps: AppDeps) {
     const pass = extra.pass === null ? undefined : (extra.pass ?? (await readAgePass(deps, cookies.read(page.cookie, AGE_PASS_COOKIE))))
     const locked = session.failedAttempts >= MAX_FAILED_ATTEMPTS
     const offered = offeredMethods(page)
-    const branding = pageBranding(client, await findLogoVersion(deps.db, client.id))
+    const branding = pageBranding(client, page.logo)
     Object.assign(set.headers, pageHeaders({ formTargets: [session.redirectUri] }))
     return (
       <VerifyPage
@@ -124,8 +148,12 @@ export function createPageContext(deps: AppDeps) {
     // One person keeps one `sub` per client across checks: the key of an earlier pass, if any.
     const earlier = approval.reverifiedWith ? undefined : await readAgePass(deps, cookies.read(cookie, AGE_PASS_COOKIE))
     const personKey = approval.reverifiedWith?.personKey ?? earlier?.personKey ?? randomToken(32)
-    // The claim is part of the code's transaction: a refused code, or a process killed half-way, leaves
-    // the session open for another try instead of completed with no code.
+    // The pass is written with the code, in its statement: a refused code (a plan at its limit) leaves none.
+    const pass = approval.reverifiedWith
+      ? undefined
+      : await prepareAgePass(deps, { ageOver: approval.provenAge, methodClass: approval.methodClass, sandbox: client.sandbox, personKey })
+    // The claim is part of the code's statement: a refused code, or a process killed half-way, leaves the
+    // session open for another try instead of completed with no code.
     const { code } = await issueCode(
       deps,
       {
@@ -140,17 +168,9 @@ export function createPageContext(deps: AppDeps) {
         method: approval.method,
         ageBuffer: approval.ageBuffer,
       },
-      {
-        claim: async (tx) => {
-          if (!(await claimSession({ ...deps, db: tx }, session))) throw new OAuthError('session_expired', 'The verification session was already completed')
-        },
-      },
+      { claim: claimSession(session, deps.clock.now()), alongside: pass?.insert, limited: client.verificationLimit !== null },
     )
-    // The pass only once the code exists: a refused code (a plan at its limit) leaves no pass behind.
-    if (!approval.reverifiedWith) {
-      const issued = await createAgePass(deps, { ageOver: approval.provenAge, methodClass: approval.methodClass, sandbox: client.sandbox, personKey })
-      cookies.write(cookie, AGE_PASS_COOKIE, issued.cookie, AGE_PASS_LIFETIME_MS / 1000)
-    }
+    if (pass) cookies.write(cookie, AGE_PASS_COOKIE, pass.cookie, AGE_PASS_LIFETIME_MS / 1000)
     deps.metrics.codes.inc({ event: 'issued' })
     Object.assign(set.headers, pageHeaders({ formTargets: [session.redirectUri] }), { location: callbackUrl(session.redirectUri, code, session.state, deps.config.issuerUrl) })
     set.status = 303
@@ -162,5 +182,5 @@ export function createPageContext(deps: AppDeps) {
     return methodsFor(methods, page.client).filter((method) => !page.session.closedMethods.includes(method.id))
   }
 
-  return { cookies, openPage, openPost, checkPostToken, openForm, render, complete, offeredMethods }
+  return { cookies, clients, openPage, openPost, openCheck, checkPostToken, openForm, render, complete, offeredMethods }
 }

@@ -19,8 +19,7 @@ import { BROWSER_COOKIE, createPageContext } from './page-context.tsx'
 import { CsrfForm, LangQuery, readForm } from '../web/forms.ts'
 import { requestLanguage } from '../web/language.ts'
 import { passkeyRoutes } from './passkey-routes.tsx'
-import { createSession, SESSION_LIFETIME_MS } from './sessions.ts'
-import { takeHit } from '../ratelimit/limits.ts'
+import { openSession, SESSION_LIFETIME_MS } from './sessions.ts'
 import { peerAddress } from '../ratelimit/peer.ts'
 
 /** The files under public/ that pages load, embedded in a compiled binary; nothing else is served. */
@@ -46,7 +45,7 @@ const AuthorizationQuery = t.Object({
  */
 export function pageRoutes(deps: AppDeps) {
   const context = createPageContext(deps)
-  const { cookies, openPage, openForm, render, complete } = context
+  const { cookies, clients, openPage, openForm, render, complete } = context
   return new Elysia({ name: 'page-routes' })
     .use(html({ autoDoctype: true }))
     .use(methodRoutes(deps, context))
@@ -69,15 +68,23 @@ export function pageRoutes(deps: AppDeps) {
       '/',
       async ({ query, request, cookie, set }) => {
         rejectDuplicateQuery(request)
-        const authorization = await checkAuthorizationRequest(deps, query)
         let browserId = cookies.read(cookie, BROWSER_COOKIE)
         if (!browserId || browserId.length > 64) browserId = randomToken(24)
-        // Sent again on every new request, so the cookie always outlives the session it binds.
-        cookies.write(cookie, BROWSER_COOKIE, browserId, (2 * SESSION_LIFETIME_MS) / 1000)
         // Each session is a row and a CSRF token: one address may open only so many a minute.
-        await takeHit(deps, `session:${peerAddress(request, deps.config.trustProxy)}`, deps.config.limits.sessions)
-        const session = await createSession(deps, authorization, browserId)
-        return render({ session, client: authorization.client, cookie, lang: requestLanguage(request, query.lang) }, set)
+        const hit = { key: `session:${peerAddress(request, deps.config.trustProxy)}`, limit: deps.config.limits.sessions }
+        // Checked against this instance's copy of the client, and opened only if the copy is still the row;
+        // else checked again with the row as it is now (src/clients/client-cache.ts).
+        for (let tries = 0; tries < 3; tries++) {
+          const authorization = await checkAuthorizationRequest(deps, query, clients, tries > 0)
+          // Sent again on every new request, so the cookie always outlives the session it binds.
+          cookies.write(cookie, BROWSER_COOKIE, browserId, (2 * SESSION_LIFETIME_MS) / 1000)
+          const opened = await openSession(deps, authorization, browserId, { clientVersion: authorization.clientVersion, hit })
+          if (opened.outcome === 'client_changed') continue
+          if (opened.outcome === 'plan_limit') throw new OAuthError('payment_required', "This site's plan has reached its verification limit for the month.")
+          const page = { session: opened.session, client: authorization.client, logo: opened.logo, cookie, lang: requestLanguage(request, query.lang) }
+          return render(page, set)
+        }
+        throw new Error("the client's row kept changing while the page was opened")
       },
       {
         query: AuthorizationQuery,

@@ -1,9 +1,17 @@
-import { and, eq, gt, isNull, lt, sql } from 'drizzle-orm'
-import type { Database, Executor } from '../db/client.ts'
-import { verificationSessions } from '../db/schema.ts'
+import { and, eq, gt, lt, sql } from 'drizzle-orm'
+import type { LogoVersion } from '../branding/branding.ts'
+import { clientVersionIs } from '../clients/client-cache.ts'
+import type { Limit } from '../config.ts'
+import type { Database } from '../db/client.ts'
+import { queryRows } from '../db/rows.ts'
+import { clientLogos, clients, verificationSessions } from '../db/schema.ts'
+import { OAuthError } from '../errors.ts'
 import type { Clock } from '../lib/clock.ts'
 import { constantTimeEqual, hmacHex, randomToken, sha256Hex } from '../lib/crypto.ts'
 import type { ServerKeys } from '../keys/server-keys.ts'
+import type { ApprovalClaim } from '../oauth/issue-code.ts'
+import { countHit, refuseOverLimit } from '../ratelimit/limits.ts'
+import { monthToDate } from '../usage/counters.ts'
 import type { AuthorizationRequest } from './authorize.ts'
 
 /** Long enough to find an ID card or a well-lit spot; short enough that an abandoned tab goes stale. */
@@ -24,58 +32,143 @@ function csrfTokenFor(keys: SessionDeps['keys'], id: string): string {
   return Buffer.from(hmacHex(keys.agePassKey, `csrf:${id}`), 'hex').subarray(0, 24).toString('base64url')
 }
 
-/** Opens a session for a checked authorization request, bound to the browser holding `browserId`. */
-export async function createSession(deps: SessionDeps, request: AuthorizationRequest, browserId: string): Promise<VerificationSession> {
+/** Where the page's statements count the address's hits (src/ratelimit/limits.ts). */
+export type HitGuard = { key: string; limit: Limit }
+
+export type OpenedSession =
+  | { outcome: 'opened'; session: VerificationSession; logo: LogoVersion | undefined }
+  /** The copy of the client the request was checked against is no longer the row: check again with a fresh one. */
+  | { outcome: 'client_changed' }
+  /** The client's plan has no verification left this month. */
+  | { outcome: 'plan_limit' }
+
+/**
+ * Opens a session for a checked authorization request, bound to the browser holding `browserId`, in one
+ * statement (issue 34): only while the client's row is still the version the request was checked against,
+ * and its plan has a verification left this month (a hint: the completion counts exactly), counting a hit for
+ * the address (refused with 429 past its limit, and then no session). The logo's version comes back with it.
+ */
+export async function openSession(
+  deps: SessionDeps,
+  request: AuthorizationRequest,
+  browserId: string,
+  guard: { clientVersion: string; hit: HitGuard },
+): Promise<OpenedSession> {
   const id = randomToken(24)
   const now = deps.clock.now()
-  const [row] = await deps.db
-    .insert(verificationSessions)
-    .values({
-      idHash: sha256Hex(id),
-      browserHash: sha256Hex(browserId),
-      csrfToken: sha256Hex(csrfTokenFor(deps.keys, id)),
-      clientId: request.client.id,
-      redirectUri: request.redirectUri,
-      state: request.state,
-      ageRequired: request.ageRequired,
-      codeChallenge: request.codeChallenge,
-      createdAt: now,
-      expiresAt: new Date(now.getTime() + SESSION_LIFETIME_MS),
-    })
-    .returning()
-  return { ...row!, id, csrfToken: csrfTokenFor(deps.keys, id) }
+  const clientId = request.client.id
+  const limit = request.client.verificationLimit
+  const used = limit === null ? sql`null::integer` : monthToDate(clientId, now)
+  const ready = sql`guard where guard.current and ${limit === null ? sql`true` : sql`guard.used < ${limit}::integer`}`
+  const [row] = await queryRows<{ current: boolean; used: number | null; hits: number | null; opened: number } & LogoColumns>(
+    deps.db,
+    sql`with guard as (select ${clientVersionIs(clientId, guard.clientVersion)} as current, ${used} as used),
+      hit as (${countHit(ready, guard.hit.key, guard.hit.limit, now)}),
+      opened as (
+        insert into verification_sessions (id_hash, browser_hash, csrf_token, client_id, redirect_uri, state, age_required, code_challenge, created_at, expires_at)
+        select ${sha256Hex(id)}::text, ${sha256Hex(browserId)}::text, ${sha256Hex(csrfTokenFor(deps.keys, id))}::text, ${clientId}::text,
+          ${request.redirectUri}::text, ${request.state}::text, ${request.ageRequired}::integer, ${request.codeChallenge}::text,
+          ${now.toISOString()}::timestamptz, ${new Date(now.getTime() + SESSION_LIFETIME_MS).toISOString()}::timestamptz
+        from hit where hit.hits <= ${guard.hit.limit.max}::integer
+        returning 1
+      )
+      select guard.current, guard.used, (select hits from hit) as hits, (select count(*)::integer from opened) as opened, ${logoColumns}
+      from guard left join client_logos logo on logo.client_id = ${clientId}::text`,
+  )
+  if (!row!.current) return { outcome: 'client_changed' }
+  if (limit !== null && row!.used! >= limit) return { outcome: 'plan_limit' }
+  refuseOverLimit(row!.hits, guard.hit.limit, now)
+  if (row!.opened !== 1) throw new Error('the session was not opened')
+  const session: VerificationSession = {
+    id,
+    idHash: sha256Hex(id),
+    browserHash: sha256Hex(browserId),
+    csrfToken: csrfTokenFor(deps.keys, id),
+    clientId,
+    redirectUri: request.redirectUri,
+    state: request.state,
+    ageRequired: request.ageRequired,
+    codeChallenge: request.codeChallenge,
+    failedAttempts: 0,
+    createdAt: now,
+    expiresAt: new Date(now.getTime() + SESSION_LIFETIME_MS),
+    completedAt: null,
+    challengeHash: null,
+    challengeTurns: null,
+    challengeExpiresAt: null,
+    closedMethods: [],
+    passkeyChallengeHash: null,
+    passkeyChallengeExpiresAt: null,
+  }
+  return { outcome: 'opened', session, logo: readLogo(row!) }
 }
+
+/** A live session, the version of its client's row (src/clients/client-cache.ts) and its logo's. */
+export type FoundSession = { session: VerificationSession; clientVersion: string | null; logo: LogoVersion | undefined }
 
 /**
  * Finds a live session by its id, only for the browser it is bound to: a session id copied to another
- * browser (a shared link, a leaked log line) opens nothing.
+ * browser (a shared link, a leaked log line) opens nothing. With `check` (a method's post), the same
+ * statement also counts the address's hit and takes one of the session's attempts, atomically: of any
+ * number of posts racing, at most the attempts left get one, so a burst cannot run more checks than the
+ * limit allows. Neither happens for a session that is unknown, another browser's, completed or out of
+ * attempts, nor the attempt when the hit is over its limit. A post that then turns out not to be a check
+ * (a wrong token, a malformed form) gives the attempt back ({@link refundAttempt}).
  */
-export async function findSession(deps: SessionDeps, id: string, browserId: string | undefined): Promise<VerificationSession | undefined> {
+export async function findSession(
+  deps: SessionDeps,
+  id: string,
+  browserId: string | undefined,
+  check?: { hit: HitGuard },
+): Promise<(FoundSession & { hits: number | null; attempt: number | null }) | undefined> {
   if (!browserId || typeof id !== 'string' || id.length > 64) return undefined
-  const [row] = await deps.db
-    .select()
+  const now = deps.clock.now()
+  const idHash = sha256Hex(id)
+  const browserHash = sha256Hex(browserId)
+  const found = {
+    session: verificationSessions,
+    clientVersion: sql<string | null>`${clients}.xmin::text`,
+    logo: { sha256: clientLogos.sha256, width: clientLogos.width, height: clientLogos.height },
+  }
+  const counted = check ? countCheck(deps.db, { idHash, browserHash, now, hit: check.hit }) : undefined
+  const [row] = await (counted ? deps.db.with(...counted.ctes).select({ ...found, ...counted.fields }) : deps.db.select({ ...found, hits: sql<null>`null`, attempt: sql<null>`null` }))
     .from(verificationSessions)
-    .where(and(eq(verificationSessions.idHash, sha256Hex(id)), gt(verificationSessions.expiresAt, deps.clock.now())))
-  if (!row || !constantTimeEqual(row.browserHash, sha256Hex(browserId))) return undefined
-  return { ...row, id, csrfToken: csrfTokenFor(deps.keys, id) }
+    .leftJoin(clients, eq(clients.id, verificationSessions.clientId))
+    .leftJoin(clientLogos, eq(clientLogos.clientId, verificationSessions.clientId))
+    .where(and(eq(verificationSessions.idHash, idHash), gt(verificationSessions.expiresAt, now)))
+  if (!row || !constantTimeEqual(row.session.browserHash, browserHash)) return undefined
+  return {
+    session: { ...row.session, id, csrfToken: csrfTokenFor(deps.keys, id) },
+    clientVersion: row.clientVersion,
+    logo: row.logo ?? undefined,
+    hits: row.hits === null ? null : Number(row.hits),
+    attempt: row.attempt === null ? null : Number(row.attempt),
+  }
+}
+
+/**
+ * The check's hit and attempt, as CTEs of the session's read: both only for a live, open session of this
+ * browser with attempts left, and the attempt only when the hit is within its limit. The update re-reads a
+ * row that a racing post changed meanwhile, so the attempts taken never pass the limit.
+ */
+function countCheck(db: Database, check: { idHash: string; browserHash: string; now: Date; hit: HitGuard }) {
+  const open = sql`id_hash = ${check.idHash}::text and expires_at > ${check.now.toISOString()}::timestamptz and browser_hash = ${check.browserHash}::text
+    and completed_at is null and failed_attempts < ${MAX_FAILED_ATTEMPTS}::integer`
+  const hit = db.$with('hit', { hits: sql<number>`hits` }).as(
+    countHit(sql`(select 1) as one where exists (select 1 from verification_sessions where ${open})`, check.hit.key, check.hit.limit, check.now),
+  )
+  const reserved = db.$with('reserved', { attempt: sql<number>`failed_attempts` }).as(
+    sql`update verification_sessions set failed_attempts = failed_attempts + 1
+      where ${open} and (select hits from hit) <= ${check.hit.limit.max}::integer returning failed_attempts`,
+  )
+  return {
+    ctes: [hit, reserved] as const,
+    fields: { hits: sql<number | null>`(select hits from ${hit})`, attempt: sql<number | null>`(select failed_attempts from ${reserved})` },
+  }
 }
 
 export function checkCsrfToken(session: VerificationSession, presented: unknown): boolean {
   return typeof presented === 'string' && constantTimeEqual(presented, session.csrfToken)
-}
-
-/**
- * Takes one of the session's attempts before a check runs, atomically: of any number of posts racing, at
- * most the attempts left get one, so a burst cannot run more checks than the limit allows. Returns the
- * attempts used with this one, or undefined when none is left. A check that must not count gives it back.
- */
-export async function reserveAttempt(db: Database, session: VerificationSession): Promise<number | undefined> {
-  const [row] = await db
-    .update(verificationSessions)
-    .set({ failedAttempts: sql`${verificationSessions.failedAttempts} + 1` })
-    .where(and(eq(verificationSessions.idHash, session.idHash), lt(verificationSessions.failedAttempts, MAX_FAILED_ATTEMPTS)))
-    .returning({ failedAttempts: verificationSessions.failedAttempts })
-  return row?.failedAttempts
 }
 
 /** Gives back an attempt taken for a check that does not count (an unreadable picture, a busy estimator). */
@@ -87,17 +180,24 @@ export async function refundAttempt(db: Database, session: VerificationSession):
 }
 
 /**
- * Marks the session complete, once: of two submissions racing (a double click), only one gets `true`
- * and goes on to issue a code. Run inside the code's transaction (`deps.db` a transaction), so the mark
- * and the code commit together or not at all.
+ * Marks the session complete, once, as part of the statement that issues its code (src/oauth/issue-code.ts):
+ * of two submissions racing (a double click), only one changes the row and gets a code; the mark and the code
+ * commit together or not at all, so a refused code (a plan at its limit) leaves the session open.
  */
-export async function claimSession(deps: { db: Executor; clock: Clock }, session: VerificationSession): Promise<boolean> {
-  const claimed = await deps.db
-    .update(verificationSessions)
-    .set({ completedAt: deps.clock.now() })
-    .where(and(eq(verificationSessions.idHash, session.idHash), isNull(verificationSessions.completedAt)))
-    .returning({ idHash: verificationSessions.idHash })
-  return claimed.length === 1
+export function claimSession(session: VerificationSession, now: Date): ApprovalClaim {
+  return {
+    update: (approved) =>
+      sql`update verification_sessions set completed_at = ${now.toISOString()}::timestamptz from ${approved}
+        where id_hash = ${session.idHash}::text and completed_at is null returning 1`,
+    refused: () => new OAuthError('session_expired', 'The verification session was already completed'),
+  }
+}
+
+type LogoColumns = { logo_sha256: string | null; logo_width: number | null; logo_height: number | null }
+const logoColumns = sql`logo.sha256 as logo_sha256, logo.width as logo_width, logo.height as logo_height`
+
+function readLogo(row: LogoColumns): LogoVersion | undefined {
+  return row.logo_sha256 === null ? undefined : { sha256: row.logo_sha256, width: Number(row.logo_width), height: Number(row.logo_height) }
 }
 
 export async function pruneExpiredSessions(db: Database, before: Date): Promise<number> {

@@ -1,4 +1,4 @@
-import { and, arrayContains, eq } from 'drizzle-orm'
+import { and, arrayContains, eq, SQL, sql } from 'drizzle-orm'
 import type { Executor } from '../db/client.ts'
 import { webhookDeliveries, webhookEndpoints } from '../db/schema.ts'
 import { randomToken } from '../lib/crypto.ts'
@@ -34,6 +34,37 @@ export async function enqueueEvent<T extends EventType>(tx: Executor, clientId: 
 }
 
 /**
+ * {@link enqueueEvent} as part of a larger statement (a completion's, src/oauth/issue-code.ts): the event for
+ * each of the client's endpoints that takes it, written only when `source` yields a row. The payload is SQL,
+ * so that it may carry what only the statement knows (the plan's limit, read from the locked client row);
+ * the message ids are made there too, 138 random bits each (two version-4 UUIDs' bytes, base64url).
+ */
+export function enqueueEventFrom(source: SQL, clientId: string, type: EventType, payload: SQL, at: Date): SQL {
+  return sql`insert into webhook_deliveries (id, endpoint_id, event_type, payload, created_at, next_attempt_at)
+    select ${MESSAGE_ID}, endpoint.id, ${type}::text, ${payload}, ${at.toISOString()}::timestamptz, ${at.toISOString()}::timestamptz
+    from webhook_endpoints endpoint, ${source}
+    where endpoint.client_id = ${clientId}::text and endpoint.events @> array[${type}::text]`
+}
+
+const MESSAGE_ID = sql`'msg_' || rtrim(translate(encode(substring(uuid_send(gen_random_uuid()) || uuid_send(gen_random_uuid()) from 1 for 18), 'base64'), '+/', '-_'), '=')`
+
+/**
+ * An event's payload as SQL text, exactly the text {@link enqueueEvent} writes, where a value may be an SQL
+ * expression of the statement (the client's `sandbox` and plan limit, as the completion reads its row): its
+ * text is put where JSON would write the value (`true`, `5`). The places are cut at markers that no escaped
+ * value can hold (a NUL becomes `\u0000` in JSON).
+ */
+export function payloadText<T extends EventType>(type: T, data: { [K in keyof EventData[T]]: EventData[T][K] | SQL }, at: Date): SQL {
+  const expressions: SQL[] = []
+  const marked = Object.fromEntries(Object.entries(data).map(([key, value]) => [key, value instanceof SQL ? `\u0000${expressions.push(value) - 1}` : value]))
+  const parts = eventPayload(type, marked, at).split(/"\\u0000(\d+)"/)
+  return sql.join(
+    parts.map((part, i) => (i % 2 === 0 ? sql`${part}::text` : sql`(${expressions[Number(part)]})::text`)),
+    sql` || `,
+  )
+}
+
+/**
  * The event a dashboard user sends to one endpoint to see it work (docs/integration.md §6). Not one of
  * {@link eventTypes}: no endpoint subscribes to it, it goes only where it is sent, and it says nothing
  * that happened, only which client and endpoint it is for.
@@ -54,7 +85,7 @@ export async function enqueueTestEvent(db: Executor, endpoint: { id: string; cli
 }
 
 /** Standard Webhooks' payload: type, timestamp, data; the exact text that is signed and sent. */
-function eventPayload(type: string, data: object, at: Date): string {
+export function eventPayload(type: string, data: object, at: Date): string {
   return JSON.stringify({ type, timestamp: at.toISOString(), data })
 }
 

@@ -21,6 +21,7 @@ const report: Report = {
   peer: { result: result(3_000), runtime: 'Node v20' },
   workers: 2,
   peakRssMiB: 120,
+  flowStatements: { open: 1, complete: 2 },
   rows: [
     { path: 'token exchange (c64)', result: result(4_500), cpu, ceiling: 10_000, ceilingName: 'RSA-2048 signing' },
     { path: 'JWKS (c64)', result: result(80_000), cpu, ceiling: 100_000, ceilingName: 'Elysia hello world' },
@@ -39,6 +40,7 @@ test('figures against their ceilings, each target met or not, the chart, and the
   expect(first).toContain("**Peer:** node-oidc-provider 9.13's token endpoint")
   expect(first).toMatch(/\| JWKS \(c64\) .*\| 80% \| ≥ 90% of hello world \| \*\*no\*\* \|/)
   expect(first).toMatch(/\| usage report, month \(c64\) .*\| p99 < 20 ms \| \*\*no\*\* \|/)
+  expect(first).toContain("One visitor's flow sends 3 statements to the database (counted in process, `BEGIN` and `COMMIT` included): 1 to open the page, 2 to complete the form.")
   expect(readFileSync(svg, 'utf8')).toStartWith('<svg')
 
   writeFileSync(markdown, `${first}\nThe exchange is bound by X, measured by Y.\n`)

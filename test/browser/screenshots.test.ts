@@ -7,7 +7,7 @@ import { createDashboardUser, setPasswordWithToken } from '../../src/dashboard/u
 import { webhookDeliveries } from '../../src/db/schema.ts'
 import { fixedClock } from '../../src/lib/clock.ts'
 import { createClient } from '../../src/clients/registry.ts'
-import { issueCode } from '../../src/oauth/codes.ts'
+import { issueCode } from '../../src/oauth/issue-code.ts'
 import { addWebhookEndpoint } from '../../src/webhooks/endpoints.ts'
 import { axeViolations, fitsTheScreen, hasChromium, launchChromium, startTestServer, updatingScreenshots, type RunningServer } from './chromium.ts'
 

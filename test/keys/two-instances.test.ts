@@ -8,7 +8,7 @@ import { OfageClient } from 'ofage/client'
 import { startServices, type Services } from '../../src/boot.ts'
 import { silentLogger } from '../../src/lib/log.ts'
 import { createClient } from '../../src/clients/registry.ts'
-import { issueCode } from '../../src/oauth/codes.ts'
+import { issueCode } from '../../src/oauth/issue-code.ts'
 import { basic, freePort, freshDatabaseUrl, onPostgres, REDIRECT_URI, testConfig, waitUntilReady } from '../helpers.ts'
 
 /**

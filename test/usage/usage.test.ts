@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import { OAuthError } from '../../src/errors.ts'
-import { issueCode } from '../../src/oauth/codes.ts'
+import { issueCode } from '../../src/oauth/issue-code.ts'
 import { basic, createTestContext, json, REDIRECT_URI, type TestContext } from '../helpers.ts'
 
 let ctx: TestContext

@@ -254,8 +254,8 @@ describe('the pending request is held server-side and bound to the browser', () 
     expect(page.html).not.toContain('Test age')
     // The page has no form, so no CSRF token: the server's own session lookup gives it, to reach the method gate itself.
     const sessionPath = /\/s\/[A-Za-z0-9_-]+/.exec(page.html)![0]
-    const session = await findSession(ctx.deps, sessionPath.slice(3), browser.jar.get('ofage_browser'))
-    const forced = await browser.post(`${sessionPath}/methods/sandbox`, { csrf: session!.csrfToken, age: '30', method_class: 'age_only' })
+    const found = await findSession(ctx.deps, sessionPath.slice(3), browser.jar.get('ofage_browser'))
+    const forced = await browser.post(`${sessionPath}/methods/sandbox`, { csrf: found!.session.csrfToken, age: '30', method_class: 'age_only' })
     expect(forced.status).toBe(404)
     expect(forced.headers.get('location')).toBeNull()
   })

@@ -277,7 +277,7 @@ test('a restart loses no pending delivery: the outbox is in the database', async
   try {
     const first = await startServices(config, { clock, log: silentLogger })
     const { createClient } = await import('../../src/clients/registry.ts')
-    const { issueCode } = await import('../../src/oauth/codes.ts')
+    const { issueCode } = await import('../../src/oauth/issue-code.ts')
     const { client } = await createClient(first.deps, { name: 'Restart shop', redirectUris: [REDIRECT_URI] })
     // Nothing listens at first: the attempt fails and waits for its retry.
     await addWebhookEndpoint(first.deps, client.id, { url: receiver.url.replace(/:\d+\//, ':1/') })
@@ -309,7 +309,7 @@ test.skipIf(!onPostgres)('two instances delivering from one outbox never send on
   const instances = [await startServices(config, { log: silentLogger }), await startServices(config, { log: silentLogger })]
   try {
     const { createClient } = await import('../../src/clients/registry.ts')
-    const { issueCode } = await import('../../src/oauth/codes.ts')
+    const { issueCode } = await import('../../src/oauth/issue-code.ts')
     const { client } = await createClient(instances[0]!.deps, { name: 'Busy shop', redirectUris: [REDIRECT_URI] })
     await addWebhookEndpoint(instances[0]!.deps, client.id, { url: receiver.url })
     await Promise.all(Array.from({ length: 60 }, () => issueCode(instances[0]!.deps, { clientId: client.id, redirectUri: REDIRECT_URI, ageOver: 18, methodClass: 'age_only' })))

@@ -1,0 +1,12 @@
+import type { SQL } from 'drizzle-orm'
+import type { Executor } from './client.ts'
+
+/**
+ * The rows of a statement written as SQL (`db.execute`): postgres.js answers an array, PGlite an object that
+ * holds `rows`. Values come as each driver reads them, so such statements return integers, booleans and
+ * text, never an instant.
+ */
+export async function queryRows<T>(db: Executor, query: SQL): Promise<T[]> {
+  const result = (await db.execute(query)) as unknown
+  return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[]
+}
