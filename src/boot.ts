@@ -29,7 +29,7 @@ export type Services = { deps: AppDeps; migrations?: MigrationReport; close(): P
  * have, and a failure to load says so in one log line (the server keeps serving the other methods).
  */
 function startEstimator(config: Config, log: Logger): AgeEstimator {
-  const estimator = createAgeEstimator({ workers: config.face.workers, maxQueue: config.face.queue })
+  const estimator = createAgeEstimator({ workers: config.face.workers, maxQueue: config.face.queue, nice: config.face.nice })
   estimator.ready.then(
     () => log.info('face_check_ready', { workers: config.face.workers }),
     (cause) => log.error('face_check_unavailable', { message: String(cause instanceof Error ? cause.message : cause), hint: 'set FACE_CHECK=0 to run without the face check' }),

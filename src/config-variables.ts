@@ -109,7 +109,7 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
     group: 'server',
     essential: true,
     meaning: `server processes sharing the port (\`reusePort\`), ${range('WORKERS')}; above 1 needs Postgres. Each counts its own \`/metrics\``,
-    default: 'one per core that its face threads leave free: cores ÷ (1 + `FACE_WORKERS`), or all cores with `FACE_CHECK=off`; `1` on the embedded database',
+    default: 'one per core (the face threads run beside them at `FACE_NICE`); `1` on the embedded database',
   },
   { names: ['OFAGE_DEMO'], group: 'server', meaning: `${FLAG_WORDS}: create the sandbox demo client and serve \`/demo\``, default: 'on with the embedded database, off with Postgres' },
 
@@ -167,6 +167,12 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
     group: 'face',
     meaning: `estimator threads per process (${range('FACE_WORKERS')}); each holds its own copy of the models and uses one core, peak RSS about 250 MiB under load`,
     default: number('FACE_WORKERS'),
+  },
+  {
+    names: ['FACE_NICE'],
+    group: 'face',
+    meaning: `the estimator threads' nice value (${range('FACE_NICE')}; Linux sets it per thread): above HTTP's 0, face checks take the cores HTTP leaves, and a face-check burst slows the API less. \`0\` shares the cores equally`,
+    default: number('FACE_NICE'),
   },
   { names: ['FACE_QUEUE'], group: 'face', meaning: `frames that may wait for a thread before the answer is "busy, try again" (${range('FACE_QUEUE')})`, default: number('FACE_QUEUE') },
   {

@@ -34,8 +34,8 @@ export type Config = {
   demo: boolean
   face: FaceConfig
   /**
-   * Server processes sharing the port (WORKERS, `reusePort`): by default as many as the cores allow once
-   * each process's face estimator threads are counted; always 1 on the embedded database.
+   * Server processes sharing the port (WORKERS, `reusePort`): by default one per core, each with its face
+   * estimator threads at a lower priority (FACE_NICE); always 1 on the embedded database.
    */
   workers: number
   /** Postgres connections of the whole server (DATABASE_POOL), split between its processes. */
@@ -167,6 +167,8 @@ export type FaceConfig = {
   /** Estimator worker threads, and frames that may wait for one before the answer is "busy". */
   workers: number
   queue: number
+  /** The estimator threads' nice value (FACE_NICE): HTTP first when both want the cores. */
+  nice: number
   /**
    * Whether the form also takes a still photo from a file picker. Off unless the operator turns it on:
    * a photo of any adult passes an upload, since no live challenge reaches it.
@@ -188,12 +190,13 @@ export type NumberRule = { min: number; max: number; fallback?: number }
 export const NUMBERS = {
   PORT: { min: 1, max: 65535, fallback: 3000 },
   DATABASE_POOL: { min: 2, max: 1000, fallback: 20 },
-  /** Unset: each process's share of the cores (readWorkers). */
+  /** Unset: one per core on Postgres (readWorkers). */
   WORKERS: { min: 1, max: 64 },
   /** Unset: the measured default of each threshold (defaultFaceBuffer). */
   FACE_AGE_BUFFER: { min: 0, max: 30 },
   FACE_WORKERS: { min: 1, max: 16, fallback: 1 },
   FACE_QUEUE: { min: 0, max: 1000, fallback: 8 },
+  FACE_NICE: { min: 0, max: 19, fallback: 10 },
   FACE_UPLOAD_SECONDS: { min: 1, max: 600, fallback: 60 },
   CREDENTIAL_TRUST_REFRESH_HOURS: { min: 1, max: 720, fallback: 24 },
   RATE_LIMIT_AUTH_FAILURES: { min: 1, max: 1_000_000, fallback: 30 },
@@ -246,6 +249,7 @@ export function loadConfig(env: Env = process.env): Config {
     buffer: nonEmpty(env.FACE_AGE_BUFFER) === undefined ? undefined : readInt('FACE_AGE_BUFFER', env.FACE_AGE_BUFFER),
     workers: readInt('FACE_WORKERS', env.FACE_WORKERS),
     queue: readInt('FACE_QUEUE', env.FACE_QUEUE),
+    nice: readInt('FACE_NICE', env.FACE_NICE),
     upload: readFlag('FACE_UPLOAD', env.FACE_UPLOAD) ?? FLAGS.FACE_UPLOAD,
     uploadSeconds: readInt('FACE_UPLOAD_SECONDS', env.FACE_UPLOAD_SECONDS),
   }
@@ -260,7 +264,7 @@ export function loadConfig(env: Env = process.env): Config {
     signingKeyFile: nonEmpty(env.SIGNING_KEY_FILE),
     demo: readFlag('OFAGE_DEMO', env.OFAGE_DEMO) ?? database.kind !== 'postgres',
     face,
-    workers: readWorkers(env, database.kind, face),
+    workers: readWorkers(env, database.kind),
     databasePool: readInt('DATABASE_POOL', env.DATABASE_POOL),
     metricsToken: nonEmpty(env.METRICS_TOKEN),
     metricsPublic: readFlag('METRICS_PUBLIC', env.METRICS_PUBLIC) ?? FLAGS.METRICS_PUBLIC,
@@ -455,16 +459,17 @@ function readFlag(variable: string, value: string | undefined): boolean | undefi
 }
 
 /**
- * WORKERS: one process per core that its face estimator threads leave free (a process serving HTTP and
- * running FACE_WORKERS threads uses 1 + FACE_WORKERS cores). The embedded database allows one process.
+ * WORKERS: one process per core, HTTP on every core (issue 34). The face estimator's threads no longer
+ * keep a core to themselves, idle most of the time: they run at FACE_NICE, so that they take what HTTP
+ * leaves and HTTP takes what they leave (docs/performance.md measures both loads at once). The embedded
+ * database allows one process.
  */
-function readWorkers(env: Env, databaseKind: DatabaseTarget['kind'], face: FaceConfig): number {
+function readWorkers(env: Env, databaseKind: DatabaseTarget['kind']): number {
   if (databaseKind !== 'postgres') {
     if (nonEmpty(env.WORKERS) !== undefined && env.WORKERS !== '1') throw new ConfigError('WORKERS', 'above 1 needs Postgres (DATABASE_URL): the embedded database allows one process')
     return 1
   }
-  const perProcess = 1 + (face.enabled ? face.workers : 0)
-  return readInt('WORKERS', env.WORKERS, Math.max(1, Math.floor(availableParallelism() / perProcess)))
+  return readInt('WORKERS', env.WORKERS, Math.min(availableParallelism(), NUMBERS.WORKERS.max))
 }
 
 /** argon2id's cost for new dashboard password hashes; a hash names its own cost, so older hashes still verify. */

@@ -39,11 +39,12 @@ async function until(check: () => boolean, ms = 10_000) {
   }
 }
 
-test('WORKERS: by default one process per core its face threads leave free; the embedded database allows one', () => {
+test('WORKERS: by default one process per core, face check on or off (issue 34); the embedded database allows one', () => {
   const postgres = { DATABASE_URL: 'postgres://localhost/x' }
   const cores = navigator.hardwareConcurrency
   expect(loadConfig({ ...postgres, FACE_CHECK: '0' }).workers).toBe(cores)
-  expect(loadConfig({ ...postgres, FACE_WORKERS: '1' }).workers).toBe(Math.max(1, Math.floor(cores / 2)))
+  expect(loadConfig({ ...postgres, FACE_WORKERS: '2' }).workers).toBe(cores)
+  expect(loadConfig({ ...postgres }).face.nice).toBe(10)
   expect(loadConfig({ ...postgres, WORKERS: '3' }).workers).toBe(3)
   expect(loadConfig({ DATABASE_URL: '' }).workers).toBe(1)
   expect(() => loadConfig({ DATABASE_URL: '', WORKERS: '2' })).toThrow('WORKERS')

@@ -19,6 +19,7 @@ const setting: Record<string, (config: Config) => unknown> = {
   DATABASE_POOL: (c) => c.databasePool,
   FACE_WORKERS: (c) => c.face.workers,
   FACE_QUEUE: (c) => c.face.queue,
+  FACE_NICE: (c) => c.face.nice,
   FACE_UPLOAD_SECONDS: (c) => c.face.uploadSeconds,
   CREDENTIAL_TRUST_REFRESH_HOURS: (c) => c.trust.refreshHours,
   RATE_LIMIT_AUTH_FAILURES: (c) => c.limits.authFailures.max,

@@ -2,7 +2,7 @@ import type { EngineAssets } from './human-engine.ts'
 import type { AgeViews, FrameAnalysis } from './types.ts'
 
 /** Messages between the pool (request thread) and an estimator worker. Only numbers come back. */
-export type ToWorker = { type: 'init'; assets: EngineAssets } | { type: 'analyze'; id: number; image: ArrayBuffer; views: AgeViews }
+export type ToWorker = { type: 'init'; assets: EngineAssets; nice: number } | { type: 'analyze'; id: number; image: ArrayBuffer; views: AgeViews }
 
 export type SerializedError = { name: string; message: string }
 

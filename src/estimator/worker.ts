@@ -3,6 +3,7 @@
  * blocks the HTTP event loop. Frames arrive as transferred buffers and are dropped after analysis:
  * nothing here writes or logs them.
  */
+import { setPriority } from 'node:os'
 import { createHumanEngine, type HumanEngine } from './human-engine.ts'
 import type { FromWorker, SerializedError, ToWorker } from './protocol.ts'
 
@@ -21,6 +22,13 @@ self.onmessage = async (event: MessageEvent<ToWorker>) => {
   const message = event.data
   if (message.type === 'init') {
     try {
+      // This thread only (Linux: setpriority on the calling thread), and the threads the engine starts inherit
+      // it. Raising one's own nice needs no privilege; where the system refuses, the thread runs at 0.
+      if (message.nice > 0) {
+        try {
+          setPriority(message.nice)
+        } catch {}
+      }
       const started = performance.now()
       engine = await createHumanEngine(message.assets)
       const loaded = performance.now()

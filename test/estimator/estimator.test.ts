@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtemp, rm } from 'node:fs/promises'
+import { readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import jpeg from 'jpeg-js'
@@ -250,11 +251,18 @@ describe('createAgeEstimator (worker pool)', () => {
   let estimator: AgeEstimator
 
   beforeAll(async () => {
-    estimator = createAgeEstimator({ workers: 1, maxQueue: 1 })
+    estimator = createAgeEstimator({ workers: 1, maxQueue: 1, nice: 7 })
     await estimator.ready
   }, LOAD_TIMEOUT)
 
   afterAll(() => estimator?.close())
+
+  test.skipIf(process.platform !== 'linux')('its thread runs at its nice value (FACE_NICE), the HTTP thread at 0: HTTP first when both want the cores', () => {
+    const niceOf = (tid: string) => Number(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16])
+    const tasks = readdirSync('/proc/self/task')
+    expect(niceOf(String(process.pid))).toBe(0)
+    expect(tasks.filter((tid) => niceOf(tid) === 7).length).toBeGreaterThanOrEqual(1)
+  })
 
   test('analyses a photo off the event loop: a 10 ms timer keeps firing meanwhile', async () => {
     const photo = await readSample('sample3.jpg')
