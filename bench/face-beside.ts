@@ -2,7 +2,7 @@
  * Both loads at once (issue 34, item 2): the token exchange under wrk's load and visitors' face checks
  * through the hosted page, alone and together, for each process layout, in one run on this machine.
  *
- *   bun bench/face-beside.ts                                  # layouts 1:0 (the old default) and 2:10 (the new), 30 s a phase
+ *   bun bench/face-beside.ts                                  # layouts 1:0 (the old default) and 2:10 (the new), 20 s a phase
  *   bun bench/face-beside.ts --layouts 1:0,2:0,2:5,2:10 --seconds 60 --visitors 12
  *
  * A layout is WORKERS:FACE_NICE: how many server processes, and the nice value of each one's estimator thread
@@ -30,8 +30,8 @@ import { freshBenchDatabase, seedCodes } from './seed.ts'
 const { values } = parseArgs({
   options: {
     layouts: { type: 'string', default: '1:0,2:10' },
-    seconds: { type: 'string', default: '30' },
-    visitors: { type: 'string', default: '8' },
+    seconds: { type: 'string', default: '20' },
+    visitors: { type: 'string', default: '16' },
     database: { type: 'string' },
   },
 })
@@ -106,13 +106,15 @@ async function main() {
       const exchanger = await createClient(services.deps, { name: 'Bench exchange', redirectUris: [REDIRECT_URI], sandbox: true })
       const shop = await createClient(services.deps, { name: 'Bench face shop', redirectUris: [REDIRECT_URI] })
       await services.close()
-      const codes = await seedCodes(db, exchanger.client.id, REDIRECT_URI, 40_000, 30)
+      // wrk sends each body once: enough codes for 3,000 exchanges a second in each phase and the warm-up.
+      const perPhase = 3_000 * seconds
+      const codes = await seedCodes(db, exchanger.client.id, REDIRECT_URI, 2 * perPhase + 10_000, 30)
       const authorization = `Basic ${Buffer.from(`${exchanger.client.id}:${exchanger.secret}`).toString('base64')}`
-      const exchangePlan = () => ({
+      const exchangePlan = (count = perPhase) => ({
         url: `${baseUrl}/api/oauth/token`,
         method: 'POST' as const,
         headers: { 'content-type': 'application/json', authorization },
-        bodies: codes.splice(0, 15_000).map((code) => JSON.stringify({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, state: 'bench' })),
+        bodies: codes.splice(0, count).map((code) => JSON.stringify({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, state: 'bench' })),
         connections: 64,
         seconds,
       })
@@ -123,7 +125,7 @@ async function main() {
       }
       const name = `WORKERS=${layout.workers}, FACE_NICE=${layout.nice}`
       // A warm-up of each (the JIT, the pool, the models' first frames), not counted.
-      await runLoad({ ...exchangePlan(), seconds: 2 })
+      await runLoad({ ...exchangePlan(10_000), seconds: 2 })
       await faceLoad(baseUrl, shop.client.id, performance.now() + 5_000)
       const alone = await runLoad(exchangePlan())
       const faceAlone = await faceLoad(baseUrl, shop.client.id, performance.now() + seconds * 1000)
