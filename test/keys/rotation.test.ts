@@ -148,6 +148,10 @@ describe('a generated key rotated (ofage keys rotate), as a §8 integrator sees 
     const leaked = await ctx.deps.keys.signing.signer()
     // A token the thief signs: well formed, for a real verification.
     const forged = await new SignJWT({ ...decodeJwt(before), age_over: 21 }).setProtectedHeader({ alg: 'RS256', typ: 'JWT' }).sign(leaked.privateKey)
+    // Both validated once before the rotation: the service remembers verified signatures (src/oauth/tokens.ts),
+    // and what it remembers of a key must go with the key.
+    expect(await validateViaApi(ctx, before)).toBe(200)
+    expect(await validateViaApi(ctx, forged)).toBe(200)
 
     const rotated = await keysCommand(ctx, 'rotate', '--leaked')
     expect(rotated.previous).toBeNull()
