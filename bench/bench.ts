@@ -164,6 +164,7 @@ async function main() {
   let server: ReturnType<typeof Bun.spawn> | undefined
   let hello: ReturnType<typeof Bun.spawn> | undefined
   try {
+    const loadAtStart = await loadAverage()
     const machine = describeMachine(await db`select version()`.then((rows) => String(rows[0]!.version)))
     log(`${machine.cpu}, ${machine.cores} cores, ${machine.memory}; load generator: ${hasWrk ? 'wrk' : 'autocannon'}`)
 
@@ -239,7 +240,7 @@ async function main() {
       rows.push({ path, result, cpu, ceiling: ceilingValue, ceilingName: ceiling === 'sign' ? `RSA-2048 signing, openssl -multi ${cpus().length}` : ceiling === 'hello' ? 'Elysia hello world' : undefined })
       log(`${path}: ${result.requestsPerSecond.toFixed(0)}/s, p50 ${result.p50Ms.toFixed(1)} ms, p99 ${result.p99Ms.toFixed(1)} ms, ${result.errors} errors; CPU server ${(100 * cpu.server).toFixed(0)}%, Postgres ${(100 * cpu.postgres).toFixed(0)}%, load generator and rest ${(100 * cpu.other).toFixed(0)}%; peak RSS ${pathRss.toFixed(0)} MiB`)
     }
-    const report = { machine, seconds, auditRows, seedSeconds, tool: hasWrk ? 'wrk' : 'autocannon', signsOne, signsAll, commits, helloWorld, peer, rows, peakRssMiB: peakRss, workers: Number(values.workers ?? cpus().length), flowStatements }
+    const report = { machine, seconds, auditRows, seedSeconds, tool: hasWrk ? 'wrk' : 'autocannon', signsOne, signsAll, commits, helloWorld, peer, rows, peakRssMiB: peakRss, workers: Number(values.workers ?? cpus().length), flowStatements, load: { start: loadAtStart, end: await loadAverage() } }
     printReport(report)
     if (!values['no-write']) {
       writeReport(report, 'docs/performance.md', 'docs/performance.svg')
@@ -305,6 +306,11 @@ async function runFlow(clientId: string, connections: number): Promise<LoadResul
   await run(2)
   const result = await run(seconds)
   return { requestsPerSecond: result.rps, p50Ms: result.p50, p99Ms: result.p99, requests: result.requests, errors: result.errors, tool: 'wrk' }
+}
+
+/** The 1-, 5- and 15-minute load averages, as /proc/loadavg has them. */
+async function loadAverage(): Promise<string> {
+  return (await Bun.file('/proc/loadavg').text()).split(' ').slice(0, 3).join(' ')
 }
 
 /** Bun's flags in package.json's `start` script, so the server runs as `bun start` runs it. */

@@ -17,25 +17,27 @@ export type Report = {
   /** node-oidc-provider's token endpoint under the exchange's load, and what ran it; absent when not measured. */
   peer?: { result: LoadResult; runtime: string } | undefined
   workers: number
+  /** The 1-, 5- and 15-minute load averages when the run began and when it ended: what else the machine did. */
+  load: { start: string; end: string }
   rows: Row[]
   peakRssMiB: number
   /** The statements one visitor's flow sends, counted in process (bench.ts `countFlowStatements`). */
   flowStatements?: { open: number; complete: number } | undefined
 }
 
-/** Issue 12's targets, by the start of a row's path. */
+/** The targets of issues 12, 23 and 34 (the latest where they differ), by the start of a row's path. */
 const targets: { path: string; target: string; met(row: Row, report: Report): boolean }[] = [
   {
     path: 'token exchange',
-    target: '≥ 40% of signing, ≥ 1.5× the peer',
-    met: (row, report) => ratio(row) >= 0.4 && report.peer !== undefined && row.result.requestsPerSecond >= 1.5 * report.peer.result.requestsPerSecond,
+    target: '≥ 0.6× the peer',
+    met: (row, report) => report.peer !== undefined && row.result.requestsPerSecond >= 0.6 * report.peer.result.requestsPerSecond,
   },
   { path: 'validation GET', target: '≥ 50% of hello world', met: (row) => ratio(row) >= 0.5 },
   // Issue 23: the gate is asked before every request of a gated site.
   { path: 'gate GET /gate/auth', target: '≥ 50% of hello world', met: (row) => ratio(row) >= 0.5 },
   { path: 'JWKS', target: '≥ 90% of hello world', met: (row) => ratio(row) >= 0.9 },
   { path: 'usage report', target: 'p99 < 20 ms', met: (row) => row.result.p99Ms < 20 },
-  { path: 'hosted page flow', target: '≥ 1,000 completions/s', met: (row) => row.result.requestsPerSecond >= 1000 },
+  { path: 'hosted page flow', target: '≥ 500 completions/s', met: (row) => row.result.requestsPerSecond >= 500 },
 ]
 
 function ratio(row: Row): number {
@@ -56,9 +58,9 @@ export function writeReport(report: Report, markdownPath: string, svgPath: strin
     '# Performance',
     '',
     `Written by \`bun run bench\` on ${new Date().toISOString().slice(0, 10)}; run it again to measure your machine. Each path runs`,
-    `${report.seconds} s under fixed concurrency against the server as \`bun start\` runs it (${report.workers} worker processes) on a fresh Postgres database`,
+    `${report.seconds} s under fixed concurrency against the server as \`bun start\` runs it (${report.workers} worker processes, the face check off) on a fresh Postgres database`,
     `with ${fixed(report.auditRows)} seeded audit rows, the load generator (${report.tool}) in a process of its own, and the ceilings`,
-    'measured in the same run.',
+    `measured in the same run. Load average (1, 5, 15 min) ${report.load.start} at the start, ${report.load.end} at the end.`,
     '',
     `**Machine:** ${report.machine.cpu}, ${report.machine.cores} cores, ${report.machine.memory}; ${report.machine.kernel}; Bun ${report.machine.bun}; ${report.machine.postgres}.`,
     '',

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { hostname } from 'node:os'
-import { instrument, routeLabel } from '../src/ops/instrument.ts'
+import { instrument, routeLabel, pathOf } from '../src/ops/instrument.ts'
 import { createMetrics } from '../src/ops/metrics.ts'
 import { registerHttpMetrics } from '../src/ops/http-metrics.ts'
 import { createTestContext, json, REDIRECT_URI, type TestContext } from './helpers.ts'
@@ -101,6 +101,27 @@ describe('route labels', () => {
     expect(routeLabel('/s/abcDEF123/methods/face')).toBe('/s/:id/methods/:method')
     expect(routeLabel('/s/abcDEF123/x/Value42')).toBe('unmatched')
     expect(routeLabel('/api/verify/token/eyJ.x.y')).toBe('/api/verify/token/:access_token')
+  })
+
+  test("a request's path is read as the URL parser reads it, from every URL a Request can carry", () => {
+    const urls = [
+      'http://api.ofage.test/a?b#c',
+      'http://api.ofage.test/a#b?c',
+      'http://127.0.0.1:3000/api/oauth/token',
+      'http://api.ofage.test/',
+      'http://api.ofage.test',
+      'https://user:pw@api.ofage.test:8443/s/abc/methods/face?lang=de&x=/y',
+      'http://api.ofage.test/a/../api/verify/token/x?y=1#frag',
+      'http://api.ofage.test/%2e%2e/api//jwks?',
+      'http://[::1]:3000/readyz',
+      'http://api.ofage.test/healthz#only-a-fragment',
+      'http://api.ofage.test?only=query',
+      'http://api.ofage.test/dashboard/audit/ü ö',
+    ]
+    for (const url of urls) {
+      const request = new Request(url)
+      expect({ url, path: pathOf(request.url) }).toEqual({ url, path: new URL(request.url).pathname })
+    }
   })
 })
 

