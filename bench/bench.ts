@@ -28,6 +28,7 @@ import { createClient } from '../src/clients/registry.ts'
 import { sealGatePass } from '../src/gate/gate-cookie.ts'
 import { updateGate } from '../src/gate/gate-settings.ts'
 import { hasWrk, runLoad, type LoadPlan, type LoadResult } from './load.ts'
+import { peakRssMiB } from './processes.ts'
 import { completeForm, openPage } from './page-visit.ts'
 import { writeReport, type Row } from './report.ts'
 import { freshBenchDatabase, seedAuditRows, seedCodes } from './seed.ts'
@@ -65,28 +66,6 @@ async function opensslSigns(processes: number): Promise<number> {
   const match = /rsa\s+2048 bits\s+[\d.]+s\s+[\d.]+s\s+([\d.]+)/.exec(out)
   if (!match) throw new Error(`could not read openssl speed's output:\n${out}`)
   return Number(match[1])
-}
-
-/** The resident memory of a process and its children, in MiB: the most any one of them holds. */
-function peakRssMiB(rootPid: number): number {
-  const children = new Map<number, number[]>()
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      const ppid = Number(readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]!.split(' ')[1])
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)])
-    } catch {}
-  }
-  let most = 0
-  const visit = (pid: number) => {
-    try {
-      const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0)
-      most = Math.max(most, kb / 1024)
-    } catch {}
-    for (const child of children.get(pid) ?? []) visit(child)
-  }
-  visit(rootPid)
-  return most
 }
 
 /**

@@ -25,6 +25,7 @@ import { REDIRECT_URI } from '../test/helpers.ts'
 import { captureFor, clipFrame, FEMALE, hasLivenessClips } from '../test/liveness/clips.ts'
 import { testBrowser } from '../test/verification/browser.ts'
 import { runLoad, type LoadResult } from './load.ts'
+import { peakRssMiB } from './processes.ts'
 import { freshBenchDatabase, seedCodes } from './seed.ts'
 
 const { values } = parseArgs({
@@ -127,12 +128,15 @@ async function main() {
       // A warm-up of each (the JIT, the pool, the models' first frames), not counted.
       await runLoad({ ...exchangePlan(10_000), seconds: 2 })
       await faceLoad(baseUrl, shop.client.id, performance.now() + 5_000)
+      let peakRss = 0
+      const sampler = setInterval(() => (peakRss = Math.max(peakRss, peakRssMiB(server!.pid))), 250)
       const alone = await runLoad(exchangePlan())
       const faceAlone = await faceLoad(baseUrl, shop.client.id, performance.now() + seconds * 1000)
       const [together, faceTogether] = await Promise.all([runLoad(exchangePlan()), faceLoad(baseUrl, shop.client.id, performance.now() + seconds * 1000)])
+      clearInterval(sampler)
       const exchange = (r: LoadResult) => `${r.requestsPerSecond.toFixed(0)}/s p99 ${r.p99Ms.toFixed(0)} ms${r.errors ? ` (${r.errors} errors)` : ''}`
       const face = (r: FaceResult) => `${r.checksPerMinute.toFixed(1)}/min p50 ${(r.p50Ms / 1000).toFixed(1)} s p99 ${(r.p99Ms / 1000).toFixed(1)} s${r.busy ? `, ${r.busy} busy` : ''}${r.other ? `, ${r.other} other` : ''}`
-      const row = `| ${name} | ${exchange(alone)} | ${face(faceAlone)} | ${exchange(together)} (${((100 * together.requestsPerSecond) / alone.requestsPerSecond).toFixed(0)}%) | ${face(faceTogether)} (${((100 * faceTogether.checksPerMinute) / faceAlone.checksPerMinute).toFixed(0)}%) |`
+      const row = `| ${name} | ${exchange(alone)} | ${face(faceAlone)} | ${exchange(together)} (${((100 * together.requestsPerSecond) / alone.requestsPerSecond).toFixed(0)}%) | ${face(faceTogether)} (${((100 * faceTogether.checksPerMinute) / faceAlone.checksPerMinute).toFixed(0)}%) | ${peakRss.toFixed(0)} MiB |`
       log(row)
       rows.push(row)
     } finally {
@@ -143,8 +147,8 @@ async function main() {
     }
   }
   console.log(`\n${cpus().length} cores, load average at the end ${(await Bun.file('/proc/loadavg').text()).split(' ').slice(0, 3).join(' ')}; ${seconds} s a phase, ${visitors} face visitors\n`)
-  console.log('| layout | exchange alone (c64) | face checks alone | exchange beside face checks | face checks beside the exchange |')
-  console.log('|---|---|---|---|---|')
+  console.log('| layout | exchange alone (c64) | face checks alone | exchange beside face checks | face checks beside the exchange | peak RSS of a server process |')
+  console.log('|---|---|---|---|---|---|')
   for (const row of rows) console.log(row)
 }
 

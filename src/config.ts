@@ -196,7 +196,7 @@ export const NUMBERS = {
   FACE_AGE_BUFFER: { min: 0, max: 30 },
   FACE_WORKERS: { min: 1, max: 16, fallback: 1 },
   FACE_QUEUE: { min: 0, max: 1000, fallback: 8 },
-  FACE_NICE: { min: 0, max: 19, fallback: 10 },
+  FACE_NICE: { min: 0, max: 19, fallback: 5 },
   FACE_UPLOAD_SECONDS: { min: 1, max: 600, fallback: 60 },
   CREDENTIAL_TRUST_REFRESH_HOURS: { min: 1, max: 720, fallback: 24 },
   RATE_LIMIT_AUTH_FAILURES: { min: 1, max: 1_000_000, fallback: 30 },

@@ -44,7 +44,7 @@ test('WORKERS: by default one process per core, face check on or off (issue 34);
   const cores = navigator.hardwareConcurrency
   expect(loadConfig({ ...postgres, FACE_CHECK: '0' }).workers).toBe(cores)
   expect(loadConfig({ ...postgres, FACE_WORKERS: '2' }).workers).toBe(cores)
-  expect(loadConfig({ ...postgres }).face.nice).toBe(10)
+  expect(loadConfig({ ...postgres }).face.nice).toBe(5)
   expect(loadConfig({ ...postgres, WORKERS: '3' }).workers).toBe(3)
   expect(loadConfig({ DATABASE_URL: '' }).workers).toBe(1)
   expect(() => loadConfig({ DATABASE_URL: '', WORKERS: '2' })).toThrow('WORKERS')

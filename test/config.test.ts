@@ -32,7 +32,7 @@ describe('loadConfig (DESIGN.md "Configuration")', () => {
       issuerUrl: 'http://localhost:3000',
       signingKeyFile: undefined,
       demo: true,
-      face: { enabled: true, buffer: undefined, workers: 1, queue: 8, nice: 10, upload: false, uploadSeconds: 60 },
+      face: { enabled: true, buffer: undefined, workers: 1, queue: 8, nice: 5, upload: false, uploadSeconds: 60 },
       workers: 1,
       databasePool: 20,
       metricsToken: undefined,
