@@ -311,6 +311,7 @@ function describeMachine(postgresVersion: string) {
 
 function printReport(report: Parameters<typeof writeReport>[0]) {
   console.log(`\n${report.machine.cpu}, ${report.machine.cores} cores, ${report.machine.memory}, Bun ${report.machine.bun}, ${report.machine.postgres}; ${report.tool}, ${report.seconds} s per path`)
+  console.log(`the server: ${report.workers} processes, the face check off; load average ${report.load.start} at the start, ${report.load.end} at the end`)
   console.log(`ceilings: openssl rsa2048 sign ${report.signsOne.toFixed(0)}/s (1 process), ${report.signsAll.toFixed(0)}/s (-multi ${report.machine.cores}); hello world ${report.helloWorld.requestsPerSecond.toFixed(0)}/s`)
   if (report.peer) console.log(`peer: node-oidc-provider token endpoint (${report.peer.runtime}) ${report.peer.result.requestsPerSecond.toFixed(0)}/s, p99 ${report.peer.result.p99Ms.toFixed(1)} ms`)
   for (const row of report.rows) {
