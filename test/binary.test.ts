@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createLocalJWKSet, jwtVerify, type JWK } from 'jose'
@@ -132,6 +132,13 @@ describe.skipIf(!built)('the compiled binary', () => {
     await waitUntilReady(baseUrl)
     const ready = (await (await fetch(`${baseUrl}/readyz`)).json()) as { checks: { estimator?: boolean } }
     expect(ready.checks.estimator).toBe(true)
+    // The estimator's threads run at FACE_NICE (5 by default), the server's HTTP thread at 0 (issue 34).
+    if (process.platform === 'linux') {
+      const niceOf = (tid: string) => Number(readFileSync(`/proc/${server!.pid}/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16])
+      const threads = readdirSync(`/proc/${server!.pid}/task`)
+      expect(niceOf(String(server!.pid))).toBe(0)
+      expect(threads.filter((tid) => niceOf(tid) === 5).length).toBeGreaterThanOrEqual(1)
+    }
     // The clip never nods, and its straight frames are too few for a middle "look straight" in real bytes:
     // open sessions until one draws left and right only (4 of the 240 sequences; sessions are
     // free, the limit on them raised above).
