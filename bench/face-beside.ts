@@ -22,7 +22,7 @@ import { loadConfig } from '../src/config.ts'
 import type { Pose } from '../src/liveness/challenge.ts'
 import { silentLogger } from '../src/lib/log.ts'
 import { REDIRECT_URI } from '../test/helpers.ts'
-import { captureFor, clipFrame, FEMALE, hasLivenessClips } from '../test/liveness/clips.ts'
+import { captureFor, captureForm, FEMALE, hasLivenessClips } from '../test/liveness/clips.ts'
 import { testBrowser } from '../test/verification/browser.ts'
 import { runLoad, type LoadResult } from './load.ts'
 import { peakRssMiB } from './processes.ts'
@@ -64,12 +64,7 @@ async function faceLoad(baseUrl: string, clientId: string, until: number): Promi
         // The page refuses an answer sooner than its prompts could be shown.
         await Bun.sleep(challenge.hold_ms.reduce((sum, ms) => sum + ms, 0))
         if (performance.now() >= until) break
-        const form = new FormData()
-        form.set('csrf', page.csrf!)
-        form.set('challenge', challenge.challenge)
-        const capture = framesFor(challenge.poses)
-        form.set('phases', capture.map((shot) => shot.phase).join(','))
-        for (const shot of capture) form.append('frame', new File([clipFrame('intel-female-headturn', shot.frame)], shot.frame, { type: 'image/jpeg' }))
+        const form = captureForm(page.csrf!, challenge.challenge, framesFor(challenge.poses))
         const posted = performance.now()
         const response = await browser.request(page.action('/methods/face'), { method: 'POST', body: form })
         const text = await response.text()

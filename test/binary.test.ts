@@ -7,7 +7,7 @@ import pkg from '../package.json' with { type: 'json' }
 import { basic, freePort, freshDatabaseUrl, onPostgres, REDIRECT_URI, waitUntilReady } from './helpers.ts'
 import type { Pose } from '../src/liveness/challenge.ts'
 import { manyScansJpeg } from './images/hostile-images.ts'
-import { captureFor, clipFrame, hasLivenessClips } from './liveness/clips.ts'
+import { captureFor, captureForm, hasLivenessClips } from './liveness/clips.ts'
 import { callback, testBrowser } from './verification/browser.ts'
 
 /**
@@ -158,12 +158,7 @@ describe.skipIf(!built)('the compiled binary', () => {
     // An answer sooner than the prompts could be shown is refused.
     await Bun.sleep(challenge.hold_ms.reduce((sum, ms) => sum + ms, 0))
     // A live capture that follows the challenge: real frames of a head turning (shared/liveness).
-    const form = new FormData()
-    form.set('csrf', page.csrf!)
-    form.set('challenge', challenge.challenge)
-    const capture = captureFor(challenge.poses)
-    form.set('phases', capture.map((shot) => shot.phase).join(','))
-    for (const shot of capture) form.append('frame', new File([clipFrame('intel-female-headturn', shot.frame)], shot.frame, { type: 'image/jpeg' }))
+    const form = captureForm(page.csrf!, challenge.challenge, captureFor(challenge.poses))
     const response = await browser.request(page.action('/methods/face'), { method: 'POST', body: form })
     if (response.status !== 303) console.log(/role="alert" class="alert"><p>([^<]*)/.exec(await response.text())?.[1])
     expect(callback(response)?.state).toBe('face')

@@ -111,6 +111,16 @@ export const RECORDED_FRAMES: Record<string, string[]> = {
   'spoof-gracehopper-waved': ['frame_0001.jpg', 'frame_0009.jpg', 'frame_0017.jpg', 'frame_0025.jpg', 'frame_0033.jpg', 'frame_0041.jpg', 'frame_0049.jpg', 'frame_0057.jpg'],
 }
 
+/** The face form's post of a capture of intel-female-headturn: the page's CSRF token, the challenge, the phases and the frames. */
+export function captureForm(csrf: string, challenge: string, capture: { frame: string; phase: number }[]): FormData {
+  const form = new FormData()
+  form.set('csrf', csrf)
+  form.set('challenge', challenge)
+  form.set('phases', capture.map((shot) => shot.phase).join(','))
+  for (const shot of capture) form.append('frame', new File([clipFrame('intel-female-headturn', shot.frame)], shot.frame, { type: 'image/jpeg' }))
+  return form
+}
+
 export const clipFrame = (clip: string, frame: string) => new Uint8Array(readFileSync(join(LIVENESS_DIR, clip, 'frames', frame)))
 
 /**
