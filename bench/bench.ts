@@ -28,7 +28,7 @@ import { createClient } from '../src/clients/registry.ts'
 import { sealGatePass } from '../src/gate/gate-cookie.ts'
 import { updateGate } from '../src/gate/gate-settings.ts'
 import { hasWrk, runLoad, type LoadPlan, type LoadResult } from './load.ts'
-import { peakRssMiB } from './processes.ts'
+import { loadAverage, peakRssMiB, startFlags, waitForReady } from './processes.ts'
 import { completeForm, openPage } from './page-visit.ts'
 import { writeReport, type Row } from './report.ts'
 import { freshBenchDatabase, seedAuditRows, seedCodes } from './seed.ts'
@@ -126,14 +126,6 @@ function cpuByRole(serverPid: number): CpuReading {
   const fields = self.slice(self.lastIndexOf(')') + 2).split(' ')
   reading.set(-1, { role: 'other', cpu: (Number(fields[13]) + Number(fields[14])) / ticks })
   return reading
-}
-
-async function waitForReady(url: string) {
-  for (let i = 0; i < 300; i++) {
-    if (await fetch(`${url}/readyz`).then((r) => r.ok, () => false)) return
-    await Bun.sleep(100)
-  }
-  throw new Error(`${url} did not become ready`)
 }
 
 async function main() {
@@ -285,17 +277,6 @@ async function runFlow(clientId: string, connections: number): Promise<LoadResul
   await run(2)
   const result = await run(seconds)
   return { requestsPerSecond: result.rps, p50Ms: result.p50, p99Ms: result.p99, requests: result.requests, errors: result.errors, tool: 'wrk' }
-}
-
-/** The 1-, 5- and 15-minute load averages, as /proc/loadavg has them. */
-async function loadAverage(): Promise<string> {
-  return (await Bun.file('/proc/loadavg').text()).split(' ').slice(0, 3).join(' ')
-}
-
-/** Bun's flags in package.json's `start` script, so the server runs as `bun start` runs it. */
-function startFlags(): string[] {
-  const scripts = JSON.parse(readFileSync('package.json', 'utf8')).scripts as Record<string, string>
-  return scripts.start!.split(/\s+/).filter((word) => word.startsWith('--'))
 }
 
 function describeMachine(postgresVersion: string) {

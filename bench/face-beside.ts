@@ -25,7 +25,7 @@ import { REDIRECT_URI } from '../test/helpers.ts'
 import { captureFor, captureForm, FEMALE, hasLivenessClips } from '../test/liveness/clips.ts'
 import { testBrowser } from '../test/verification/browser.ts'
 import { runLoad, type LoadResult } from './load.ts'
-import { peakRssMiB } from './processes.ts'
+import { loadAverage, peakRssMiB, startFlags, waitForReady } from './processes.ts'
 import { freshBenchDatabase, seedCodes } from './seed.ts'
 
 const { values } = parseArgs({
@@ -114,11 +114,8 @@ async function main() {
         connections: 64,
         seconds,
       })
-      server = Bun.spawn(['bun', '--max-http-header-size=65536', 'src/index.ts'], { env: { ...env, ...limits }, stdout: 'ignore', stderr: 'ignore' })
-      for (let i = 0; !(await fetch(`${baseUrl}/readyz`).then((r) => r.ok, () => false)); i++) {
-        if (i > 600) throw new Error('server not ready')
-        await Bun.sleep(100)
-      }
+      server = Bun.spawn(['bun', ...startFlags(), 'src/index.ts'], { env: { ...env, ...limits }, stdout: 'ignore', stderr: 'ignore' })
+      await waitForReady(baseUrl)
       const name = `WORKERS=${layout.workers}, FACE_NICE=${layout.nice}`
       // A warm-up of each (the JIT, the pool, the models' first frames), not counted.
       await runLoad({ ...exchangePlan(10_000), seconds: 2 })
@@ -141,7 +138,7 @@ async function main() {
       await database.drop()
     }
   }
-  console.log(`\n${cpus().length} cores, load average at the end ${(await Bun.file('/proc/loadavg').text()).split(' ').slice(0, 3).join(' ')}; ${seconds} s a phase, ${visitors} face visitors\n`)
+  console.log(`\n${cpus().length} cores, load average at the end ${await loadAverage()}; ${seconds} s a phase, ${visitors} face visitors\n`)
   console.log('| layout | exchange alone (c64) | face checks alone | exchange beside face checks | face checks beside the exchange | peak RSS of a server process |')
   console.log('|---|---|---|---|---|---|')
   for (const row of rows) console.log(row)

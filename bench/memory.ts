@@ -13,7 +13,7 @@ import { createClient } from '../src/clients/registry.ts'
 import { loadConfig } from '../src/config.ts'
 import { silentLogger } from '../src/lib/log.ts'
 import { runLoad } from './load.ts'
-import { peakRssMiB } from './processes.ts'
+import { loadAverage, peakRssMiB, startFlags, waitForReady } from './processes.ts'
 import { freshBenchDatabase, seedCodes } from './seed.ts'
 
 const { values } = parseArgs({ options: { seconds: { type: 'string', default: '10' }, variants: { type: 'string', default: 'off,off-smol,on,on-smol' }, database: { type: 'string' } } })
@@ -36,11 +36,10 @@ for (const variant of values.variants.split(',')) {
     const { client, secret } = await createClient(services.deps, { name: 'Memory shop', redirectUris: [CALLBACK], sandbox: true })
     await services.close()
     const codes = await seedCodes(db, client.id, CALLBACK, 4_000 * seconds, 30)
-    server = Bun.spawn(['bun', '--max-http-header-size=65536', ...(smol ? ['--smol'] : []), 'src/index.ts'], { env, stdout: 'ignore', stderr: 'ignore' })
-    for (let i = 0; !(await fetch(`${baseUrl}/readyz`).then((r) => r.ok, () => false)); i++) {
-      if (i > 600) throw new Error('server not ready')
-      await Bun.sleep(100)
-    }
+    // One code kept back for the token the validation load checks.
+    const tokenCode = codes.pop()!
+    server = Bun.spawn(['bun', ...startFlags(), ...(smol ? ['--smol'] : []), 'src/index.ts'], { env, stdout: 'ignore', stderr: 'ignore' })
+    await waitForReady(baseUrl)
     await Bun.sleep(2000)
     const idle = peakRssMiB(server.pid)
     let peak = idle
@@ -54,10 +53,7 @@ for (const variant of values.variants.split(',')) {
       connections: 64,
       seconds,
     })
-    const first = await fetch(`${baseUrl}/api/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/json', authorization }, body: JSON.stringify({ grant_type: 'authorization_code', code: 'x', redirect_uri: CALLBACK }) })
-    await first.arrayBuffer()
-    const [token] = await seedCodes(db, client.id, CALLBACK, 1, 30)
-    const exchanged = (await (await fetch(`${baseUrl}/api/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/json', authorization }, body: JSON.stringify({ grant_type: 'authorization_code', code: token, redirect_uri: CALLBACK, state: 'bench' }) })).json()) as { access_token: string }
+    const exchanged = (await (await fetch(`${baseUrl}/api/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/json', authorization }, body: JSON.stringify({ grant_type: 'authorization_code', code: tokenCode, redirect_uri: CALLBACK, state: 'bench' }) })).json()) as { access_token: string }
     const afterExchange = peak
     const validation = await runLoad({ url: `${baseUrl}/api/verify/token/${exchanged.access_token}`, connections: 64, seconds })
     const afterValidation = peak
@@ -74,7 +70,7 @@ for (const variant of values.variants.split(',')) {
     await database.drop()
   }
 }
-console.log(`\none server process (WORKERS=1), ${seconds} s a load at c64; load average ${(await Bun.file('/proc/loadavg').text()).split(' ').slice(0, 3).join(' ')}\n`)
+console.log(`\none server process (WORKERS=1), ${seconds} s a load at c64; load average ${await loadAverage()}\n`)
 console.log('| variant | idle, ready | peak under load | exchange | validation | JWKS |')
 console.log('|---|---|---|---|---|---|')
 for (const row of rows) console.log(row)

@@ -20,6 +20,7 @@ import { loadConfig } from '../src/config.ts'
 import { jsonLogger, silentLogger, type Logger } from '../src/lib/log.ts'
 import { instrument } from '../src/ops/instrument.ts'
 import { completeForm, openPage } from './page-visit.ts'
+import { loadAverage } from './processes.ts'
 
 const { values } = parseArgs({ options: { requests: { type: 'string', default: '20000' }, rounds: { type: 'string', default: '3' } } })
 const requests = Number(values.requests)
@@ -65,7 +66,7 @@ try {
     }
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
-  console.log(`\n${requests.toLocaleString('en')} requests a variant, ${rounds} rounds (medians), one after another, in process; load average ${(await Bun.file('/proc/loadavg').text()).split(' ').slice(0, 3).join(' ')}\n`)
+  console.log(`\n${requests.toLocaleString('en')} requests a variant, ${rounds} rounds (medians), one after another, in process; load average ${await loadAverage()}\n`)
   console.log('| path | the app alone | + id, route, metrics, deadline | + the log line | the layer\'s share |')
   console.log('|---|---|---|---|---|')
   for (const [path] of paths) {
