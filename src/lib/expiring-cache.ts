@@ -39,21 +39,21 @@ export function createExpiringCache<V, F extends string>(options: { now: () => n
     },
   })
 
-  return {
-    async get(key: string, load: Load<V, F>): Promise<V | F> {
-      const status: LRUCache.Status<string, Entry<V>, Load<V, F>> = {}
-      let entry: Entry<V> | undefined
-      try {
-        entry = await cache.fetch(key, { context: load, status })
-      } catch (error) {
-        if (error instanceof LoadFailed) return error.failure as F
-        throw error
-      }
-      if (entry === undefined) throw new Error(`expiring cache: no value for ${key}`)
-      if (options.now() < entry.until) return entry.value
-      // Over already: handed to the callers of its load, never kept; one kept that has ended is loaded again.
-      if (cache.peek(key, { allowStale: true }) === entry) cache.delete(key)
-      return status.fetch === 'hit' ? this.get(key, load) : entry.value
-    },
+  async function get(key: string, load: Load<V, F>): Promise<V | F> {
+    const status: LRUCache.Status<string, Entry<V>, Load<V, F>> = {}
+    let entry: Entry<V> | undefined
+    try {
+      entry = await cache.fetch(key, { context: load, status })
+    } catch (error) {
+      if (error instanceof LoadFailed) return error.failure as F
+      throw error
+    }
+    if (entry === undefined) throw new Error(`expiring cache: no value for ${key}`)
+    if (options.now() < entry.until) return entry.value
+    // Over already: handed to the callers of its load, never kept; one kept that has ended is loaded again.
+    if (cache.peek(key, { allowStale: true }) === entry) cache.delete(key)
+    return status.fetch === 'hit' ? get(key, load) : entry.value
   }
+
+  return { get }
 }
