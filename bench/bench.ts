@@ -30,7 +30,7 @@ import { updateGate } from '../src/gate/gate-settings.ts'
 import { hasWrk, runLoad, type LoadPlan, type LoadResult } from './load.ts'
 import { loadAverage, peakRssMiB, startFlags, waitForReady } from './processes.ts'
 import { completeForm, openPage } from './page-visit.ts'
-import { writeReport, type Row } from './report.ts'
+import { exchangeComparisons, writeReport, type Row } from './report.ts'
 import { freshBenchDatabase, seedAuditRows, seedCodes } from './seed.ts'
 
 const { values } = parseArgs({
@@ -66,6 +66,14 @@ async function opensslSigns(processes: number): Promise<number> {
   const match = /rsa\s+2048 bits\s+[\d.]+s\s+[\d.]+s\s+([\d.]+)/.exec(out)
   if (!match) throw new Error(`could not read openssl speed's output:\n${out}`)
   return Number(match[1])
+}
+
+/** RS256 signatures per second as the server makes them, with every core (bench/bun-signs.ts). */
+async function bunSigns(): Promise<number> {
+  const child = Bun.spawn(['bun', 'bench/bun-signs.ts'], { stdout: 'pipe', stderr: 'inherit' })
+  const out = await new Response(child.stdout).text()
+  if ((await child.exited) !== 0 || !Number.isFinite(Number(out))) throw new Error(`bench/bun-signs.ts failed: ${out}`)
+  return Number(out)
 }
 
 /**
@@ -139,9 +147,10 @@ async function main() {
     const machine = describeMachine(await db`select version()`.then((rows) => String(rows[0]!.version)))
     log(`${machine.cpu}, ${machine.cores} cores, ${machine.memory}; load generator: ${hasWrk ? 'wrk' : 'autocannon'}`)
 
-    log('ceilings: openssl speed rsa2048, one process and one per core')
+    log('ceilings: openssl speed rsa2048, one process and one per core; RS256 in this Bun')
     const signsOne = await opensslSigns(1)
     const signsAll = await opensslSigns(cpus().length)
+    const signsBun = await bunSigns()
     const helloPort = port + 1
     hello = Bun.spawn(['bun', 'bench/hello.ts'], { env: { ...process.env, PORT: String(helloPort) }, stdout: 'ignore', stderr: 'inherit' })
     await Bun.sleep(1000)
@@ -152,7 +161,7 @@ async function main() {
     await hello.exited
     const commits = await postgresCommits(databaseUrl, db)
     const peer = values.only && !'token exchange'.includes(values.only) ? undefined : await peerTokens(port + 2)
-    log(`openssl: ${signsOne.toFixed(0)}/s (1 process), ${signsAll.toFixed(0)}/s (${cpus().length}); hello world: ${helloWorld.requestsPerSecond.toFixed(0)}/s; Postgres one-row commits: ${commits?.toFixed(0) ?? 'no pgbench'}/s; peer token endpoint: ${peer?.result.requestsPerSecond.toFixed(0) ?? 'not run'}/s`)
+    log(`openssl: ${signsOne.toFixed(0)}/s (1 process), ${signsAll.toFixed(0)}/s (${cpus().length}); Bun's RS256 (jose): ${signsBun.toFixed(0)}/s; hello world: ${helloWorld.requestsPerSecond.toFixed(0)}/s; Postgres one-row commits: ${commits?.toFixed(0) ?? 'no pgbench'}/s; peer token endpoint: ${peer?.result.requestsPerSecond.toFixed(0) ?? 'not run'}/s`)
 
     const env = { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), PUBLIC_URL: baseUrl, APP_URL: baseUrl, ISSUER_URL: baseUrl, FACE_CHECK: '0', OFAGE_DEMO: '0' }
     const limits = { RATE_LIMIT_SESSIONS: '1000000', RATE_LIMIT_CHECKS: '1000000', RATE_LIMIT_AUTH_FAILURES: '1000000' }
@@ -211,7 +220,7 @@ async function main() {
       rows.push({ path, result, cpu, ceiling: ceilingValue, ceilingName: ceiling === 'sign' ? `RSA-2048 signing, openssl -multi ${cpus().length}` : ceiling === 'hello' ? 'Elysia hello world' : undefined })
       log(`${path}: ${result.requestsPerSecond.toFixed(0)}/s, p50 ${result.p50Ms.toFixed(1)} ms, p99 ${result.p99Ms.toFixed(1)} ms, ${result.errors} errors; CPU server ${(100 * cpu.server).toFixed(0)}%, Postgres ${(100 * cpu.postgres).toFixed(0)}%, load generator and rest ${(100 * cpu.other).toFixed(0)}%; peak RSS ${pathRss.toFixed(0)} MiB`)
     }
-    const report = { machine, seconds, auditRows, seedSeconds, tool: hasWrk ? 'wrk' : 'autocannon', signsOne, signsAll, commits, helloWorld, peer, rows, peakRssMiB: peakRss, workers: Number(values.workers ?? cpus().length), flowStatements, load: { start: loadAtStart, end: await loadAverage() } }
+    const report = { machine, seconds, auditRows, seedSeconds, tool: hasWrk ? 'wrk' : 'autocannon', signsOne, signsAll, signsBun, commits, helloWorld, peer, rows, peakRssMiB: peakRss, workers: Number(values.workers ?? cpus().length), flowStatements, load: { start: loadAtStart, end: await loadAverage() } }
     printReport(report)
     if (!values['no-write']) {
       writeReport(report, 'docs/performance.md', 'docs/performance.svg')
@@ -293,11 +302,10 @@ function describeMachine(postgresVersion: string) {
 function printReport(report: Parameters<typeof writeReport>[0]) {
   console.log(`\n${report.machine.cpu}, ${report.machine.cores} cores, ${report.machine.memory}, Bun ${report.machine.bun}, ${report.machine.postgres}; ${report.tool}, ${report.seconds} s per path`)
   console.log(`the server: ${report.workers} processes, the face check off; load average ${report.load.start} at the start, ${report.load.end} at the end`)
-  console.log(`ceilings: openssl rsa2048 sign ${report.signsOne.toFixed(0)}/s (1 process), ${report.signsAll.toFixed(0)}/s (-multi ${report.machine.cores}); hello world ${report.helloWorld.requestsPerSecond.toFixed(0)}/s`)
+  console.log(`ceilings: openssl rsa2048 sign ${report.signsOne.toFixed(0)}/s (1 process), ${report.signsAll.toFixed(0)}/s (-multi ${report.machine.cores}); Bun's RS256 ${report.signsBun.toFixed(0)}/s (every core); hello world ${report.helloWorld.requestsPerSecond.toFixed(0)}/s`)
   if (report.peer) console.log(`peer: node-oidc-provider token endpoint (${report.peer.runtime}) ${report.peer.result.requestsPerSecond.toFixed(0)}/s, p99 ${report.peer.result.p99Ms.toFixed(1)} ms`)
   for (const row of report.rows) {
-    const versusPeer = report.peer && row.path.startsWith('token exchange') ? `, ${(row.result.requestsPerSecond / report.peer.result.requestsPerSecond).toFixed(2)}× the peer` : ''
-    const ratio = row.ceiling ? ` = ${((100 * row.result.requestsPerSecond) / row.ceiling).toFixed(0)}% of ${row.ceilingName}${versusPeer}` : ''
+    const ratio = row.ceiling ? ` = ${((100 * row.result.requestsPerSecond) / row.ceiling).toFixed(0)}% of ${row.ceilingName}${exchangeComparisons(row, report)}` : ''
     console.log(`${row.path.padEnd(62)} ${row.result.requestsPerSecond.toFixed(0).padStart(7)}/s  p50 ${row.result.p50Ms.toFixed(1).padStart(6)} ms  p99 ${row.result.p99Ms.toFixed(1).padStart(6)} ms  errors ${row.result.errors}${ratio}`)
   }
   console.log(`peak RSS of a server process under load: ${report.peakRssMiB.toFixed(0)} MiB`)
