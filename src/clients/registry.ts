@@ -5,7 +5,7 @@ import { RuleError } from '../errors.ts'
 import { randomToken } from '../lib/crypto.ts'
 import { readHttpUrl, refuseCleartextUrl } from '../lib/http-url.ts'
 import type { Limit } from '../config.ts'
-import { windowHits } from '../ratelimit/limits.ts'
+import { hitsInWindow, windowHits, windowStart } from '../ratelimit/limits.ts'
 import { readClientMethods, type ClientMethod } from './methods.ts'
 import { isClientIdShape, type Client, type ClientChanges, type ClientDeps, type ClientRules, type NewClient } from './model.ts'
 import { checkFaceBuffer, checkFaceBufferFloor, checkLimit, checkMinAge, checkRedirectUri, checkRedirectUriCount, readHomeUrl } from './rules.ts'
@@ -52,11 +52,32 @@ export async function createClient(deps: ClientDeps & ClientRules, input: NewCli
 /** A client and, read in the same statement, the highest of some failure counters in their window. */
 export async function findClientWithFailures(deps: ClientDeps, clientId: string, failures: { keys: string[]; limit: Limit } | undefined) {
   if (!isClientIdShape(clientId)) return undefined
+  const keys = failures?.keys ?? []
+  // Every client authentication runs this: with the one or two keys it has, Drizzle builds it once.
+  if (failures && keys.length <= 2) {
+    const start = windowStart(failures.limit, deps.clock.now())
+    const [row] = await clientLookup(deps.db).execute({ clientId, key1: keys[0], key2: keys[1] ?? keys[0], start })
+    return row
+  }
   const [row] = await deps.db
-    .select({ client: clients, failures: failures ? windowHits(failures.keys, failures.limit, deps.clock.now()) : sql<null>`null` })
+    .select({ client: clients, failures: failures ? windowHits(keys, failures.limit, deps.clock.now()) : sql<null>`null` })
     .from(clients)
     .where(eq(clients.id, clientId))
   return row
+}
+
+const preparedLookups = new WeakMap<Database, ReturnType<typeof prepareClientLookup>>()
+
+/** {@link findClientWithFailures}'s statement, built once per database. */
+function clientLookup(db: Database) {
+  let prepared = preparedLookups.get(db)
+  if (!prepared) preparedLookups.set(db, (prepared = prepareClientLookup(db)))
+  return prepared
+}
+
+function prepareClientLookup(db: Database) {
+  const failures = hitsInWindow([sql.placeholder('key1'), sql.placeholder('key2')], sql.placeholder('start'))
+  return db.select({ client: clients, failures }).from(clients).where(eq(clients.id, sql.placeholder('clientId'))).prepare('client_with_failures')
 }
 
 export async function findClient(db: Database, clientId: string): Promise<Client | undefined> {

@@ -1,5 +1,5 @@
-import { and, eq, gt, gte, isNotNull, isNull, lt, or } from 'drizzle-orm'
-import type { Database, Executor } from '../db/client.ts'
+import { and, eq, gt, isNotNull, isNull, lt, or, sql } from 'drizzle-orm'
+import type { Database } from '../db/client.ts'
 import { auditLogs, authCodes, type MethodClass, type VerificationLevel } from '../db/schema.ts'
 import { OAuthError } from '../errors.ts'
 import type { Clock } from '../lib/clock.ts'
@@ -102,25 +102,56 @@ export function checkRedemption({ code, verification }: StoredCode, client: Clie
  * The rules of `checkRedemption` as one conditional update that claims the code and returns its
  * verification, or nothing when any rule fails: the token exchange's single round trip.
  */
-export async function claimAtOnce(db: Executor, client: Client, request: Redemption, codeHash: string, now: Date): Promise<Verification | undefined> {
+export async function claimAtOnce(db: Database, client: Client, request: Redemption, codeHash: string, now: Date): Promise<Verification | undefined> {
   if (!client.redirectUris.includes(request.redirectUri)) return undefined
   const verifier = request.codeVerifier
   if (verifier !== undefined && !isCodeVerifier(verifier)) return undefined
-  const rows = await db
+  const rows = await preparedClaim(db).execute({
+    codeHash,
+    clientId: client.id,
+    now: now.toISOString(),
+    redirectUri: request.redirectUri,
+    challenge: verifier === undefined ? null : s256(verifier),
+    state: request.state ?? null,
+    minAge: client.minAge,
+  })
+  return rows[0]
+}
+
+const preparedClaims = new WeakMap<Database, ReturnType<typeof prepareClaim>>()
+
+/** The claim of {@link claimAtOnce}, built once per database: every exchange runs it. */
+function preparedClaim(db: Database) {
+  let prepared = preparedClaims.get(db)
+  if (!prepared) preparedClaims.set(db, (prepared = prepareClaim(db)))
+  return prepared
+}
+
+/**
+ * One statement for every kind of request: a missing verifier, state or minimum age is a null value.
+ * Without a verifier the code must have no challenge; without a state, the code must have none unless
+ * PKCE binds it (`checkRedemption`'s rules, in the same order).
+ */
+function prepareClaim(db: Database) {
+  const value = (name: string) => sql.placeholder(name)
+  const now = sql`${value('now')}::timestamptz`
+  const state = sql`${value('state')}::text`
+  const minAge = sql`${value('minAge')}::integer`
+  return db
     .update(authCodes)
     .set({ usedAt: now })
     .from(auditLogs)
     .where(
       and(
-        eq(authCodes.codeHash, codeHash),
+        eq(authCodes.codeHash, value('codeHash')),
         eq(auditLogs.transactionId, authCodes.transactionId),
-        eq(authCodes.clientId, client.id),
+        eq(authCodes.clientId, value('clientId')),
         isNull(authCodes.usedAt),
         gt(authCodes.expiresAt, now),
-        eq(authCodes.redirectUri, request.redirectUri),
-        verifier === undefined ? isNull(authCodes.codeChallenge) : eq(authCodes.codeChallenge, s256(verifier)),
-        request.state === undefined ? or(isNull(authCodes.state), isNotNull(authCodes.codeChallenge)) : eq(authCodes.state, request.state),
-        client.minAge === null ? undefined : gte(auditLogs.ageOver, client.minAge),
+        eq(authCodes.redirectUri, value('redirectUri')),
+        sql`${authCodes.codeChallenge} is not distinct from ${value('challenge')}::text`,
+        sql`(case when ${state} is null then ${or(isNull(authCodes.state), isNotNull(authCodes.codeChallenge))} else ${authCodes.state} = ${state} end)`,
+        sql`(${minAge} is null or ${auditLogs.ageOver} >= ${minAge})`,
       ),
     )
     .returning({
@@ -131,7 +162,7 @@ export async function claimAtOnce(db: Executor, client: Client, request: Redempt
       methodClass: auditLogs.methodClass,
       verificationLevel: auditLogs.verificationLevel,
     })
-  return rows[0]
+    .prepare('claim_code')
 }
 
 function describeVerification(row: typeof auditLogs.$inferSelect): Verification {

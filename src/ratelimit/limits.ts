@@ -1,4 +1,4 @@
-import { and, eq, inArray, lt, sql, type SQL } from 'drizzle-orm'
+import { and, eq, inArray, lt, sql, type Placeholder, type SQL } from 'drizzle-orm'
 import type { Database } from '../db/client.ts'
 import { queryRows } from '../db/rows.ts'
 import { rateLimits } from '../db/schema.ts'
@@ -60,8 +60,20 @@ export async function checkLimit(deps: LimitDeps, keys: string[], limit: Limit):
  * row (the client being authenticated), the check costs no statement of its own.
  */
 export function windowHits(keys: string[], limit: Limit, now: Date) {
-  const { start } = windowOf(limit, now)
-  return sql<number | null>`(select max(${rateLimits.hits}) from ${rateLimits} where ${and(inArray(rateLimits.key, keys), eq(rateLimits.windowStart, start))})`
+  return hitsInWindow(keys, windowStart(limit, now))
+}
+
+/**
+ * {@link windowHits} for a prepared statement: the keys and the window's start may be placeholders, the
+ * start's value given by {@link windowStart}.
+ */
+export function hitsInWindow(keys: (string | Placeholder)[], start: string | Placeholder) {
+  return sql<number | null>`(select max(${rateLimits.hits}) from ${rateLimits} where ${and(inArray(rateLimits.key, keys), sql`${rateLimits.windowStart} = ${start}::timestamptz`)})`
+}
+
+/** The start of the window of `limit` that `now` falls in, as the text Postgres reads. */
+export function windowStart(limit: Limit, now: Date): string {
+  return windowOf(limit, now).start.toISOString()
 }
 
 /** Refuses when a count read with {@link windowHits} has reached the limit. */
