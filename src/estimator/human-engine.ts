@@ -30,7 +30,7 @@ const REQUIRED_MODELS = ['blazeface', 'facemesh']
  * src/estimator/models/. The half-precision copy Human ships as faceres.json errs about a year more on
  * average and accepts twice as many teenagers at the same cut-off (docs/accuracy.md).
  */
-const AGE_MODEL = 'faceres-deep.json'
+export const AGE_MODEL = 'faceres-deep.json'
 /** Face mesh indices (MediaPipe's 468-point topology) of the points in Landmarks. */
 const LANDMARK_POINTS = { rightEye: 33, leftEye: 263, nose: 1, mouthRight: 61, mouthLeft: 291 } as const
 

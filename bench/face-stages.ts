@@ -1,0 +1,62 @@
+/**
+ * Where a live frame's analysis spends its time (issue 34, item 5): the JPEG decode, Human's detector and
+ * mesh, and one view of the age model (FaceRes, which also gives the descriptor of the identity check), in
+ * process on the engine the workers load, one frame at a time. Pin it to a core for a core's cost:
+ *
+ *   taskset -c 1 bun bench/face-stages.ts                      # the frames of shared/liveness/intel-female-headturn
+ *   taskset -c 1 bun bench/face-stages.ts --clip intel-male-frontal --frames 20 --passes 3
+ *
+ * The first pass over the frames warms the engine and is not counted.
+ */
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { parseArgs } from 'node:util'
+import type { Tensor3D } from '@tensorflow/tfjs-core'
+import { Human } from '../node_modules/@vladmandic/human/dist/human.node-wasm.js'
+import { estimateAge } from '../src/estimator/age-model.ts'
+import { faceAssetFolders } from '../src/estimator/embedded-assets.ts'
+import { AGE_MODEL, humanConfig } from '../src/estimator/human-engine.ts'
+import { decodeImage } from '../src/estimator/image.ts'
+import { LIVENESS_DIR } from '../test/liveness/clips.ts'
+
+const { values } = parseArgs({ options: { clip: { type: 'string', default: 'intel-female-headturn' }, frames: { type: 'string', default: '40' }, passes: { type: 'string', default: '2' } } })
+const dir = join(LIVENESS_DIR, values.clip, 'frames')
+const files = readdirSync(dir).filter((name) => name.endsWith('.jpg')).sort().slice(0, Number(values.frames))
+const frames = files.map((name) => readFileSync(join(dir, name)))
+
+const folders = faceAssetFolders()
+const human = new Human(humanConfig(folders.modelsDir, folders.wasmDir))
+await human.load()
+const ageModel = await human.tf.loadGraphModel(`${pathToFileURL(folders.ageModelDir).href}/${AGE_MODEL}`)
+
+const totals = { decode: 0, detect: 0, age: 0, frames: 0, faces: 0 }
+let size = ''
+for (let pass = 0; pass <= Number(values.passes); pass++) {
+  for (const bytes of frames) {
+    let started = performance.now()
+    const image = decodeImage(bytes)
+    const decode = performance.now() - started
+    const input = human.tf.tensor3d(image.data, [image.height, image.width, 3], 'int32')
+    started = performance.now()
+    const result = await human.detect(input)
+    const detect = performance.now() - started
+    const crops = result.face.flatMap((face) => (face.tensor ? [face.tensor as unknown as Tensor3D] : []))
+    started = performance.now()
+    for (const crop of crops) estimateAge(human.tf, ageModel, crop, 'original')
+    const age = performance.now() - started
+    human.tf.dispose([input, ...crops])
+    size = `${image.width}×${image.height}`
+    if (pass === 0) continue
+    totals.decode += decode
+    totals.detect += detect
+    totals.age += age
+    totals.frames++
+    totals.faces += crops.length
+  }
+}
+const perFrame = (ms: number) => `${(ms / totals.frames).toFixed(1)} ms`
+const all = totals.decode + totals.detect + totals.age
+console.log(`${values.clip}: ${totals.frames} frames of ${size} (${totals.faces} faces), mean per frame`)
+console.log(`decode ${perFrame(totals.decode)}, detector and mesh ${perFrame(totals.detect)}, age model one view ${perFrame(totals.age)}; total ${perFrame(all)} (the age model ${((100 * totals.age) / all).toFixed(0)}%)`)
+process.exit(0)
