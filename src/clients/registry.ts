@@ -1,5 +1,6 @@
 import { asc, eq, sql } from 'drizzle-orm'
 import type { Database, Executor } from '../db/client.ts'
+import { builtOnce } from '../db/prepared.ts'
 import { clients, gateHosts } from '../db/schema.ts'
 import { RuleError } from '../errors.ts'
 import { randomToken } from '../lib/crypto.ts'
@@ -66,19 +67,11 @@ export async function findClientWithFailures(deps: ClientDeps, clientId: string,
   return row
 }
 
-const preparedLookups = new WeakMap<Database, ReturnType<typeof prepareClientLookup>>()
-
-/** {@link findClientWithFailures}'s statement, built once per database. */
-function clientLookup(db: Database) {
-  let prepared = preparedLookups.get(db)
-  if (!prepared) preparedLookups.set(db, (prepared = prepareClientLookup(db)))
-  return prepared
-}
-
-function prepareClientLookup(db: Database) {
+/** {@link findClientWithFailures}'s statement, with the one or two keys an authentication counts. */
+const clientLookup = builtOnce((db) => {
   const failures = hitsInWindow([sql.placeholder('key1'), sql.placeholder('key2')], sql.placeholder('start'))
   return db.select({ client: clients, failures }).from(clients).where(eq(clients.id, sql.placeholder('clientId'))).prepare('client_with_failures')
-}
+})
 
 export async function findClient(db: Database, clientId: string): Promise<Client | undefined> {
   if (!isClientIdShape(clientId)) return undefined

@@ -1,5 +1,6 @@
 import { and, eq, gt, isNotNull, isNull, lt, or, sql } from 'drizzle-orm'
 import type { Database } from '../db/client.ts'
+import { builtOnce } from '../db/prepared.ts'
 import { auditLogs, authCodes, type MethodClass, type VerificationLevel } from '../db/schema.ts'
 import { OAuthError } from '../errors.ts'
 import type { Clock } from '../lib/clock.ts'
@@ -118,21 +119,12 @@ export async function claimAtOnce(db: Database, client: Client, request: Redempt
   return rows[0]
 }
 
-const preparedClaims = new WeakMap<Database, ReturnType<typeof prepareClaim>>()
-
-/** The claim of {@link claimAtOnce}, built once per database: every exchange runs it. */
-function preparedClaim(db: Database) {
-  let prepared = preparedClaims.get(db)
-  if (!prepared) preparedClaims.set(db, (prepared = prepareClaim(db)))
-  return prepared
-}
-
 /**
- * One statement for every kind of request: a missing verifier, state or minimum age is a null value.
- * Without a verifier the code must have no challenge; without a state, the code must have none unless
- * PKCE binds it (`checkRedemption`'s rules, in the same order).
+ * The claim of {@link claimAtOnce}, one statement for every kind of request: a missing verifier, state or
+ * minimum age is a null value. Without a verifier the code must have no challenge; without a state, the
+ * code must have none unless PKCE binds it (`checkRedemption`'s rules, in the same order).
  */
-function prepareClaim(db: Database) {
+const preparedClaim = builtOnce((db) => {
   const value = (name: string) => sql.placeholder(name)
   const now = sql`${value('now')}::timestamptz`
   const state = sql`${value('state')}::text`
@@ -163,7 +155,7 @@ function prepareClaim(db: Database) {
       verificationLevel: auditLogs.verificationLevel,
     })
     .prepare('claim_code')
-}
+})
 
 function describeVerification(row: typeof auditLogs.$inferSelect): Verification {
   return {
