@@ -55,7 +55,7 @@ export async function findClientWithFailures(deps: ClientDeps, clientId: string,
   if (!isClientIdShape(clientId)) return undefined
   const keys = failures?.keys ?? []
   // Every client authentication runs this: with the one or two keys it has, Drizzle builds it once.
-  if (failures && keys.length <= 2) {
+  if (failures && (keys.length === 1 || keys.length === 2)) {
     const start = windowStart(failures.limit, deps.clock.now())
     const [row] = await clientLookup(deps.db).execute({ clientId, key1: keys[0], key2: keys[1] ?? keys[0], start })
     return row
