@@ -30,11 +30,20 @@ export type Services = { deps: AppDeps; migrations?: MigrationReport; close(): P
  */
 function startEstimator(config: Config, log: Logger): AgeEstimator {
   const estimator = createAgeEstimator({ workers: config.face.workers, maxQueue: config.face.queue, nice: config.face.nice })
+  // A server stopped while the models still load has nothing wrong to report.
+  let closing = false
   estimator.ready.then(
     () => log.info('face_check_ready', { workers: config.face.workers }),
-    (cause) => log.error('face_check_unavailable', { message: String(cause instanceof Error ? cause.message : cause), hint: 'set FACE_CHECK=0 to run without the face check' }),
+    (cause) =>
+      closing || log.error('face_check_unavailable', { message: String(cause instanceof Error ? cause.message : cause), hint: 'set FACE_CHECK=0 to run without the face check' }),
   )
-  return estimator
+  return {
+    ...estimator,
+    close: () => {
+      closing = true
+      return estimator.close()
+    },
+  }
 }
 
 /**
