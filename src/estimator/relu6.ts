@@ -1,0 +1,66 @@
+/** A node of a TensorFlow.js graph model's topology (model.json's `modelTopology.node`), as far as read here. */
+export type GraphNode = { name: string; op: string; input?: string[]; attr?: Record<string, unknown> }
+/** A weight's entry in model.json's `weightsManifest`: the weights lie one after another in its files. */
+export type WeightSpec = { name: string; shape: number[]; dtype: string; quantization?: unknown }
+
+const BYTES: Record<string, number> = { float32: 4, int32: 4 }
+
+/**
+ * The scalar float32 weights (constants such as a clip's bounds) by name, read from the weights' bytes;
+ * empty when the layout is one this does not read (quantized or unknown types), so nothing is rewritten.
+ */
+export function scalarWeights(specs: readonly WeightSpec[], data: ArrayBuffer): Map<string, number> {
+  const scalars = new Map<string, number>()
+  let offset = 0
+  for (const spec of specs) {
+    const bytes = BYTES[spec.dtype]
+    if (!bytes || spec.quantization) return new Map()
+    const size = spec.shape.reduce((product, dim) => product * dim, 1) * bytes
+    if (spec.shape.length === 0 && spec.dtype === 'float32' && offset + 4 <= data.byteLength) scalars.set(spec.name, new DataView(data).getFloat32(offset, true))
+    offset += size
+  }
+  return offset === data.byteLength ? scalars : new Map()
+}
+
+/**
+ * The graph with every `Maximum(Minimum(Relu(x), 6), 0)` (Keras' ReLU6, exported by the converter as a
+ * clip_by_value after a ReLU) read as one `Relu6(x)`: the same number for every input, in one pass. On
+ * tfjs' WASM backend the two broadcasting comparisons cost as much as all the convolutions of FaceRes
+ * (measured, docs/performance.md), where a Relu6 costs nothing worth counting. A chain is folded only
+ * when its bounds are the constants 6 and 0, nothing else reads its middle and no output of the model
+ * is inside it; if any node would be left
+ * reading a removed one, the graph is returned as it was.
+ */
+export function foldRelu6(nodes: readonly GraphNode[], scalars: ReadonlyMap<string, number>, outputs: readonly string[] = []): GraphNode[] {
+  const kept = new Set(outputs.map(nodeName))
+  const readers = new Map<string, GraphNode[]>()
+  for (const node of nodes) for (const input of node.input ?? []) readers.set(nodeName(input), [...(readers.get(nodeName(input)) ?? []), node])
+  const onlyReader = (name: string) => (readers.get(name)?.length === 1 ? readers.get(name)![0] : undefined)
+  const bound = (node: GraphNode, chained: string) => {
+    const other = node.input?.length === 2 ? node.input.find((input) => nodeName(input) !== chained) : undefined
+    return other === undefined ? undefined : scalars.get(nodeName(other))
+  }
+
+  const removed = new Set<string>()
+  const replaced = new Map<string, string>()
+  const relu6 = new Set<string>()
+  for (const relu of nodes) {
+    if (relu.op !== 'Relu') continue
+    const minimum = onlyReader(relu.name)
+    if (minimum?.op !== 'Minimum' || bound(minimum, relu.name) !== 6) continue
+    const maximum = onlyReader(minimum.name)
+    if (maximum?.op !== 'Maximum' || bound(maximum, minimum.name) !== 0 || [relu, minimum, maximum].some((node) => kept.has(node.name))) continue
+    relu6.add(relu.name)
+    removed.add(minimum.name).add(maximum.name)
+    replaced.set(maximum.name, relu.name)
+  }
+  const folded = nodes
+    .filter((node) => !removed.has(node.name))
+    .map((node) => ({ ...node, op: relu6.has(node.name) ? 'Relu6' : node.op, ...(node.input && { input: node.input.map((input) => replaced.get(nodeName(input)) ?? input) }) }))
+  const names = new Set(folded.map((node) => node.name))
+  const dangling = folded.some((node) => node.input?.some((input) => !names.has(nodeName(input))))
+  return dangling ? [...nodes] : folded
+}
+
+/** "name", "name:0" and "^name" (a control input) all name the node "name". */
+const nodeName = (reference: string) => reference.replace(/^\^/, '').replace(/:\d+$/, '')
