@@ -39,7 +39,7 @@ let size = ''
 for (let pass = 0; pass <= Number(values.passes); pass++) {
   for (const bytes of frames) {
     let started = performance.now()
-    const image = decodeImage(bytes)
+    const image = await decodeImage(bytes)
     const decode = performance.now() - started
     const input = human.tf.tensor3d(image.data, [image.height, image.width, 3], 'int32')
     started = performance.now()

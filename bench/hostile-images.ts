@@ -4,7 +4,7 @@
  *   bun bench/hostile-images.ts            # everything: decoders alone, then the dashboard and the face check
  *   bun bench/hostile-images.ts --quick    # decoders alone (no models loaded)
  *
- * 1. The decoders alone, on this thread: jpeg-js on the attack round's logo (2048 × 1024, 12,000 empty
+ * 1. The decoders alone, on this thread: jpeg-js (and Bun.Image, which the estimator decodes with since issue 34) on the attack round's logo (2048 × 1024, 12,000 empty
  *    progressive scans) and on a crafted face frame (4096 × 4096, 4,000 scans), on the worst JPEG within the
  *    scan budget and on the largest real-sized photo; @jsquash/png and pngjs on a 1 MiB PNG of 16 × 16 pixels
  *    whose data unpacks to 1 GiB; what the checks of src/images/ take to refuse each; what a logo read takes.
@@ -64,9 +64,11 @@ const photo = (() => {
 })()
 for (const [name, bytes] of [...jpegs, ['frame: 4096 × 4096 baseline photo-sized JPEG', photo] as const]) {
   const decoded = time(() => jpeg.decode(bytes, { useTArray: true, formatAsRGBA: true, maxResolutionInMP: 17, maxMemoryUsageInMB: 256 }))
+  // What the estimator decodes frames with since issue 34 (src/estimator/image.ts), the scan check left out.
+  const native = await timeAsync(() => new Bun.Image(bytes).resize(1024, 1024, { fit: 'inside', withoutEnlargement: true, filter: 'box' }).png({ compressionLevel: 0 }).bytes())
   const checked = checks ? time(() => checks[0].readJpegStructure(bytes)) : undefined
   const verdict = checked && !(checked.value instanceof Error) ? (checked.value.ok ? 'read' : checked.value.problem) : ''
-  console.log(`${name} (${bytes.length} B): jpeg-js ${ms(decoded.ms)} (${outcome(decoded.value)}); scan check ${checked ? `${ms(checked.ms)} (${verdict})` : 'n/a'}`)
+  console.log(`${name} (${bytes.length} B): jpeg-js ${ms(decoded.ms)} (${outcome(decoded.value)}); Bun.Image ${ms(native.ms)} (${outcome(native.value)}); scan check ${checked ? `${ms(checked.ms)} (${verdict})` : 'n/a'}`)
 }
 
 const bomb = zlibBombPng({ width: 16, height: 16, interlaced: true, unpackedBytes: 1024 * 1024 * 1024 })

@@ -46,7 +46,7 @@ export async function computeEstimates(options: { dataset: string; cacheFile: st
   let done = 0
   for (const label of labels) {
     if (cache[label.path]) continue
-    const image = decodeImage(new Uint8Array(readFileSync(resolve(options.dataset, label.path))))
+    const image = await decodeImage(new Uint8Array(readFileSync(resolve(options.dataset, label.path))))
     const input = human.tf.tensor3d(image.data, [image.height, image.width, 3], 'int32')
     const result = await human.detect(input)
     const faces = result.face.filter((face) => face.boxScore >= MIN_FACE_SCORE)

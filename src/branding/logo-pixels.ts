@@ -5,7 +5,7 @@ import decodePng, { init as initPng } from '@jsquash/png/decode.js'
 import pngDecoderWasm from '@jsquash/png/codec/pkg/squoosh_png_bg.wasm' with { type: 'file' }
 import decodeWebp, { init as initWebp } from '@jsquash/webp/decode.js'
 import webpDecoderWasm from '@jsquash/webp/codec/dec/webp_dec.wasm' with { type: 'file' }
-import { orient } from '../estimator/image.ts'
+import { orient } from '../images/orient.ts'
 import { readPngStructure } from '../images/png-structure.ts'
 import { sha256Hex } from '../lib/crypto.ts'
 import type { LogoFormat, LogoResult } from './logo-result.ts'

@@ -1,5 +1,6 @@
-/** 8-bit RGBA pixels, row-major, 4 bytes a pixel. */
-export type Rgba = { width: number; height: number; data: Uint8Array }
+import type { Rgba } from '../images/orient.ts'
+
+export type { Rgba }
 
 /**
  * Scales an image down, keeping its aspect ratio, until it fits `maxWidth` × `maxHeight`; never up. Each output

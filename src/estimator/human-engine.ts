@@ -95,10 +95,20 @@ export async function createHumanEngine(assets: EngineAssets = {}): Promise<Huma
   if (missing.length) throw new Error(`face models failed to load: ${missing.join(', ')}`)
   const ageModel = await loadAgeModel(human.tf, ageModelDir)
 
+  // The frame as the int32 samples tfjs takes, in one array kept for the engine's life: tfjs copies it into
+  // the WASM heap at once, and a new one a frame (8 MB for 960 × 720) was garbage the worker had to collect.
+  let samples = new Int32Array(0)
+  const asInt32 = (data: Uint8Array) => {
+    if (samples.length < data.length) samples = new Int32Array(data.length)
+    const view = samples.subarray(0, data.length)
+    view.set(data)
+    return view
+  }
+
   async function analyzeImage(bytes: Uint8Array, views: AgeViews = 'both'): Promise<FrameAnalysis> {
     const started = performance.now()
-    const image = decodeImage(bytes)
-    const faces = await detectFaces(human, ageModel, image, views)
+    const image = await decodeImage(bytes)
+    const faces = await detectFaces(human, ageModel, image, asInt32(image.data), views)
     return { width: image.width, height: image.height, faces, ms: Math.round(performance.now() - started) }
   }
 
@@ -128,8 +138,8 @@ export async function createHumanEngine(assets: EngineAssets = {}): Promise<Huma
 
 type AgeModel = Parameters<typeof estimateAge>[1]
 
-async function detectFaces(human: Human, ageModel: AgeModel, image: RgbImage, views: AgeViews): Promise<FaceObservation[]> {
-  const input = human.tf.tensor3d(image.data, [image.height, image.width, 3], 'int32')
+async function detectFaces(human: Human, ageModel: AgeModel, image: RgbImage, samples: Int32Array, views: AgeViews): Promise<FaceObservation[]> {
+  const input = human.tf.tensor3d(samples, [image.height, image.width, 3], 'int32')
   const crops: { dispose(): void }[] = []
   try {
     const result = await human.detect(input)

@@ -8,7 +8,7 @@ import { PNG } from 'pngjs'
 import type { HumanEngine } from '../../src/estimator/human-engine.ts'
 import { fetchedWhileLoading, sharedHumanEngine } from './shared-engine.ts'
 import { MESH, MESH_POINTS } from '../../src/estimator/mesh-points.ts'
-import { orient, type RgbImage } from '../../src/estimator/image.ts'
+import type { RgbImage } from '../../src/estimator/image.ts'
 import { createAgeEstimator } from '../../src/estimator/pool.ts'
 import { laplacianVariance } from '../../src/estimator/sharpness.ts'
 import { DEFAULT_FACE_POLICY } from '../../src/liveness/face-policy.ts'
@@ -221,29 +221,6 @@ describe('laplacianVariance', () => {
   test('clips the box to the frame', () => {
     expect(laplacianVariance(render(64, 1), { x: 40, y: 40, width: 100, height: 100 })).toBeGreaterThan(0)
     expect(laplacianVariance(render(64, 1), { x: 70, y: 0, width: 10, height: 10 })).toBe(0)
-  })
-})
-
-describe('orient', () => {
-  test('turns each EXIF orientation back upright', () => {
-    // Upright 3x2 image whose red channel numbers the pixels 0..5, row by row.
-    const upright = [0, 1, 2, 3, 4, 5]
-    const rgba = (values: number[]) => new Uint8Array(values.flatMap((v) => [v, 0, 0, 255]))
-    const red = (image: { data: Uint8Array }) => Array.from(image.data.filter((_, i) => i % 4 === 0))
-    // How a camera stores that image under each orientation (stored width first).
-    const stored: Record<number, [number, number, number[]]> = {
-      2: [3, 2, [2, 1, 0, 5, 4, 3]],
-      3: [3, 2, [5, 4, 3, 2, 1, 0]],
-      4: [3, 2, [3, 4, 5, 0, 1, 2]],
-      5: [2, 3, [0, 3, 1, 4, 2, 5]],
-      6: [2, 3, [2, 5, 1, 4, 0, 3]],
-      7: [2, 3, [5, 2, 4, 1, 3, 0]],
-      8: [2, 3, [3, 0, 4, 1, 5, 2]],
-    }
-    for (const [orientation, [width, height, values]] of Object.entries(stored)) {
-      const result = orient({ width, height, data: rgba(values) }, Number(orientation))
-      expect([result.width, result.height, red(result)]).toEqual([3, 2, upright])
-    }
   })
 })
 
