@@ -1,7 +1,8 @@
 /**
  * Where a live frame's analysis spends its time (issue 34, item 5): the JPEG decode, Human's detector and
- * mesh, and one view of the age model (FaceRes, which also gives the descriptor of the identity check), in
- * process on the engine the workers load, one frame at a time. Pin it to a core for a core's cost:
+ * mesh, one view of the age model (FaceRes, which also gives the descriptor of the identity check) and the
+ * garbage collection the worker runs after each frame (src/estimator/collect.ts), in process on the engine
+ * the workers load, one frame at a time. Pin it to a core for a core's cost:
  *
  *   taskset -c 1 bun bench/face-stages.ts                      # the frames of shared/liveness/intel-female-headturn
  *   taskset -c 1 bun bench/face-stages.ts --clip intel-male-frontal --frames 20 --passes 3
@@ -18,6 +19,7 @@ import { parseArgs } from 'node:util'
 import type { Tensor3D } from '@tensorflow/tfjs-core'
 import { Human } from '../node_modules/@vladmandic/human/dist/human.node-wasm.js'
 import { estimateAge, loadAgeModel } from '../src/estimator/age-model.ts'
+import { collectAfterFrame } from '../src/estimator/collect.ts'
 import { faceAssetFolders } from '../src/estimator/embedded-assets.ts'
 import { humanConfig } from '../src/estimator/human-engine.ts'
 import { decodeImage } from '../src/estimator/image.ts'
@@ -34,7 +36,7 @@ const human = new Human(humanConfig(folders.modelsDir, folders.wasmDir))
 await human.load()
 const ageModel = await loadAgeModel(human.tf, folders.ageModelDir)
 
-const totals = { decode: 0, detect: 0, age: 0, frames: 0, faces: 0 }
+const totals = { decode: 0, detect: 0, age: 0, collect: 0, frames: 0, faces: 0 }
 let size = ''
 for (let pass = 0; pass <= Number(values.passes); pass++) {
   for (const bytes of frames) {
@@ -50,8 +52,12 @@ for (let pass = 0; pass <= Number(values.passes); pass++) {
     for (const crop of crops) estimateAge(human.tf, ageModel, crop, 'original')
     const age = performance.now() - started
     human.tf.dispose([input, ...crops])
+    started = performance.now()
+    collectAfterFrame()
+    const collect = performance.now() - started
     size = `${image.width}×${image.height}`
     if (pass === 0) continue
+    totals.collect += collect
     totals.decode += decode
     totals.detect += detect
     totals.age += age
@@ -60,9 +66,9 @@ for (let pass = 0; pass <= Number(values.passes); pass++) {
   }
 }
 const perFrame = (ms: number) => `${(ms / totals.frames).toFixed(1)} ms`
-const all = totals.decode + totals.detect + totals.age
+const all = totals.decode + totals.detect + totals.age + totals.collect
 console.log(`${values.clip}: ${totals.frames} frames of ${size} (${totals.faces} faces), mean per frame`)
-console.log(`decode ${perFrame(totals.decode)}, detector and mesh ${perFrame(totals.detect)}, age model one view ${perFrame(totals.age)}; total ${perFrame(all)} (the age model ${((100 * totals.age) / all).toFixed(0)}%)`)
+console.log(`decode ${perFrame(totals.decode)}, detector and mesh ${perFrame(totals.detect)}, age model one view ${perFrame(totals.age)}, garbage collection ${perFrame(totals.collect)}; total ${perFrame(all)} (the age model ${((100 * totals.age) / all).toFixed(0)}%)`)
 const captures = [10, 12].map((count) => {
   const seconds = (count * all) / totals.frames / 1000
   return `${count} frames ${seconds.toFixed(2)} s, ${(60 / seconds).toFixed(0)} checks a core a minute`

@@ -4,14 +4,13 @@
  * nothing here writes or logs them.
  */
 import { setPriority } from 'node:os'
+import { collectAfterFrame } from './collect.ts'
 import { createHumanEngine, type HumanEngine } from './human-engine.ts'
 import type { FromWorker, SerializedError, ToWorker } from './protocol.ts'
 
 declare var self: Worker
 
 let engine: HumanEngine | undefined
-const FULL_COLLECTION_EVERY = 4
-let framesSinceFullCollection = 0
 
 const send = (message: FromWorker) => self.postMessage(message)
 
@@ -48,16 +47,6 @@ self.onmessage = async (event: MessageEvent<ToWorker>) => {
   } catch (error) {
     send({ type: 'error', id: message.id, error: serialize(error) })
   } finally {
-    // Each frame leaves megabytes of garbage (the decoded frame, tensor read-backs) that Bun collects lazily,
-    // least of all while the worker is kept busy: a worker's RSS then climbed past 1 GiB. A young-generation
-    // collection after each frame (0.2 ms) and a full one after every FULL_COLLECTION_EVERY frames keep its
-    // peak within about 20 MiB of a full collection after every frame, which cost 15 ms, a tenth of the frame
-    // (bench/face-stages.ts's frames at 960 px, one core: 15.6 against 4.0 ms a frame; 213 against 235 MiB).
-    if (++framesSinceFullCollection >= FULL_COLLECTION_EVERY) {
-      Bun.gc(true)
-      framesSinceFullCollection = 0
-    } else {
-      Bun.gc(false)
-    }
+    collectAfterFrame()
   }
 }
