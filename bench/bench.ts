@@ -13,6 +13,7 @@
  * token exchange, which signs one token per request; an Elysia hello world on the same Bun for the other
  * HTTP paths. The peer for the exchange: node-oidc-provider's token endpoint (bench/peer.mjs, on Node when
  * installed, else on Bun). The abuse limits are raised for the run (one address makes all the requests).
+ * Last, the face check's cost a core (bench/face-stages.ts on the camera clips, when ../shared/liveness has them).
  */
 import { cpus, totalmem } from 'node:os'
 import { readFileSync, readdirSync } from 'node:fs'
@@ -30,7 +31,8 @@ import { updateGate } from '../src/gate/gate-settings.ts'
 import { hasWrk, runLoad, type LoadPlan, type LoadResult } from './load.ts'
 import { loadAverage, peakRssMiB, startFlags, waitForReady } from './processes.ts'
 import { completeForm, openPage } from './page-visit.ts'
-import { exchangeComparisons, writeReport, type Row } from './report.ts'
+import { hasLivenessClips } from '../test/liveness/clips.ts'
+import { exchangeComparisons, faceCheckLine, writeReport, type FaceCheckCost, type Row } from './report.ts'
 import { freshBenchDatabase, seedAuditRows, seedCodes } from './seed.ts'
 
 const { values } = parseArgs({
@@ -220,7 +222,9 @@ async function main() {
       rows.push({ path, result, cpu, ceiling: ceilingValue, ceilingName: ceiling === 'sign' ? `RSA-2048 signing, openssl -multi ${cpus().length}` : ceiling === 'hello' ? 'Elysia hello world' : undefined })
       log(`${path}: ${result.requestsPerSecond.toFixed(0)}/s, p50 ${result.p50Ms.toFixed(1)} ms, p99 ${result.p99Ms.toFixed(1)} ms, ${result.errors} errors; CPU server ${(100 * cpu.server).toFixed(0)}%, Postgres ${(100 * cpu.postgres).toFixed(0)}%, load generator and rest ${(100 * cpu.other).toFixed(0)}%; peak RSS ${pathRss.toFixed(0)} MiB`)
     }
-    const report = { machine, seconds, auditRows, seedSeconds, tool: hasWrk ? 'wrk' : 'autocannon', signsOne, signsAll, signsBun, commits, helloWorld, peer, rows, peakRssMiB: peakRss, workers: Number(values.workers ?? cpus().length), flowStatements, load: { start: loadAtStart, end: await loadAverage() } }
+    const faceCheck = values.only && !'face check'.includes(values.only) ? undefined : await faceCheckCost()
+    if (faceCheck) log(faceCheckLine(faceCheck))
+    const report = { machine, seconds, auditRows, seedSeconds, tool: hasWrk ? 'wrk' : 'autocannon', signsOne, signsAll, signsBun, commits, helloWorld, peer, rows, peakRssMiB: peakRss, workers: Number(values.workers ?? cpus().length), flowStatements, faceCheck, load: { start: loadAtStart, end: await loadAverage() } }
     printReport(report)
     if (!values['no-write']) {
       writeReport(report, 'docs/performance.md', 'docs/performance.svg')
@@ -262,6 +266,19 @@ async function peerTokens(peerPort: number): Promise<{ result: LoadResult; runti
     child.kill()
     await child.exited
   }
+}
+
+/**
+ * What a live capture costs a core (issue 34's face check goal), by bench/face-stages.ts on frames sized as
+ * the page sends them, pinned to one core where taskset is installed; undefined without the camera clips.
+ */
+async function faceCheckCost(): Promise<FaceCheckCost | undefined> {
+  if (!hasLivenessClips) return undefined
+  const pin = Bun.which('taskset') ? ['taskset', '-c', '0'] : []
+  const child = Bun.spawn([...pin, 'bun', 'bench/face-stages.ts', '--side', '960', '--json'], { stdout: 'pipe', stderr: 'inherit' })
+  const out = await new Response(child.stdout).text()
+  if ((await child.exited) !== 0) return undefined
+  return { ...(JSON.parse(out.trim().split('\n').at(-1)!) as Omit<FaceCheckCost, 'pinned'>), pinned: pin.length > 0 }
 }
 
 /**
@@ -310,6 +327,7 @@ function printReport(report: Parameters<typeof writeReport>[0]) {
   }
   console.log(`peak RSS of a server process under load: ${report.peakRssMiB.toFixed(0)} MiB`)
   if (report.flowStatements) console.log(`hosted page flow: ${report.flowStatements.open} statements to open the page, ${report.flowStatements.complete} to complete the form`)
+  console.log(faceCheckLine(report.faceCheck))
 }
 
 await main()

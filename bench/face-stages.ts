@@ -7,6 +7,7 @@
  *   taskset -c 1 bun bench/face-stages.ts                      # the frames of shared/liveness/intel-female-headturn
  *   taskset -c 1 bun bench/face-stages.ts --clip intel-male-frontal --frames 20 --passes 3
  *   taskset -c 1 bun bench/face-stages.ts --side 960       # each frame scaled to 960 px, re-encoded at quality 0.9
+ *   bun bench/face-stages.ts --side 960 --json             # one JSON object (what `bun run bench` reads)
  *
  * The first pass over the frames warms the engine and is not counted. `--side` sends frames as the page
  * does (public/face-capture.js: the camera's frame scaled to at most 960 px, JPEG at 0.9), which decode
@@ -25,7 +26,7 @@ import { humanConfig } from '../src/estimator/human-engine.ts'
 import { decodeImage } from '../src/estimator/image.ts'
 import { LIVENESS_DIR } from '../test/liveness/clips.ts'
 
-const { values } = parseArgs({ options: { clip: { type: 'string', default: 'intel-female-headturn' }, frames: { type: 'string', default: '40' }, passes: { type: 'string', default: '2' }, side: { type: 'string' } } })
+const { values } = parseArgs({ options: { clip: { type: 'string', default: 'intel-female-headturn' }, frames: { type: 'string', default: '40' }, passes: { type: 'string', default: '2' }, side: { type: 'string' }, json: { type: 'boolean', default: false } } })
 const dir = join(LIVENESS_DIR, values.clip, 'frames')
 const files = readdirSync(dir).filter((name) => name.endsWith('.jpg')).sort().slice(0, Number(values.frames))
 const side = values.side === undefined ? undefined : Number(values.side)
@@ -67,11 +68,15 @@ for (let pass = 0; pass <= Number(values.passes); pass++) {
 }
 const perFrame = (ms: number) => `${(ms / totals.frames).toFixed(1)} ms`
 const all = totals.decode + totals.detect + totals.age + totals.collect
-console.log(`${values.clip}: ${totals.frames} frames of ${size} (${totals.faces} faces), mean per frame`)
-console.log(`decode ${perFrame(totals.decode)}, detector and mesh ${perFrame(totals.detect)}, age model one view ${perFrame(totals.age)}, garbage collection ${perFrame(totals.collect)}; total ${perFrame(all)} (the age model ${((100 * totals.age) / all).toFixed(0)}%)`)
-const captures = [10, 12].map((count) => {
-  const seconds = (count * all) / totals.frames / 1000
-  return `${count} frames ${seconds.toFixed(2)} s, ${(60 / seconds).toFixed(0)} checks a core a minute`
-})
-console.log(`a capture: ${captures.join('; ')}`)
+/** What a capture of `count` frames costs a core, each frame analysed with one view of the age model. */
+const checksPerMinute = (count: number) => 60_000 / ((count * all) / totals.frames)
+if (values.json) {
+  // For `bun run bench`, which prints it beside the other goals.
+  console.log(JSON.stringify({ size, msPerFrame: all / totals.frames, checksPerMinute: { tenFrames: checksPerMinute(10), twelveFrames: checksPerMinute(12) } }))
+} else {
+  console.log(`${values.clip}: ${totals.frames} frames of ${size} (${totals.faces} faces), mean per frame`)
+  console.log(`decode ${perFrame(totals.decode)}, detector and mesh ${perFrame(totals.detect)}, age model one view ${perFrame(totals.age)}, garbage collection ${perFrame(totals.collect)}; total ${perFrame(all)} (the age model ${((100 * totals.age) / all).toFixed(0)}%)`)
+  const captures = [10, 12].map((count) => `${count} frames ${((count * all) / totals.frames / 1000).toFixed(2)} s, ${checksPerMinute(count).toFixed(0)} checks a core a minute`)
+  console.log(`a capture: ${captures.join('; ')}`)
+}
 process.exit(0)

@@ -2,7 +2,7 @@ import { expect, test } from 'bun:test'
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { writeReport, type Report } from '../../bench/report.ts'
+import { faceCheckLine, writeReport, type Report } from '../../bench/report.ts'
 
 /** `bun run bench` rewrites docs/performance.md: its figures and targets, and never the analysis below them. */
 const result = (requestsPerSecond: number, p99Ms = 5) => ({ requestsPerSecond, p50Ms: 1, p99Ms, requests: requestsPerSecond * 10, errors: 0, tool: 'wrk' as const })
@@ -24,6 +24,7 @@ const report: Report = {
   load: { start: '0.52 0.40 0.31', end: '2.10 1.20 0.60' },
   peakRssMiB: 120,
   flowStatements: { open: 1, complete: 2 },
+  faceCheck: { size: '960×720', msPerFrame: 110, checksPerMinute: { tenFrames: 54.5, twelveFrames: 45.5 }, pinned: true },
   rows: [
     { path: 'token exchange (c64)', result: result(4_500), cpu, ceiling: 10_000, ceilingName: 'RSA-2048 signing' },
     { path: 'JWKS (c64)', result: result(80_000), cpu, ceiling: 100_000, ceilingName: 'Elysia hello world' },
@@ -45,6 +46,7 @@ test('figures against their ceilings, each target met or not, the chart, and the
   expect(first).toMatch(/\| JWKS \(c64\) .*\| 80% \| ≥ 90% of hello world \| \*\*no\*\* \|/)
   expect(first).toMatch(/\| usage report, month \(c64\) .*\| p99 < 20 ms \| \*\*no\*\* \|/)
   expect(first).toContain("One visitor's flow sends 3 statements to the database (counted in process, `BEGIN` and `COMMIT` included): 1 to open the page, 2 to complete the form.")
+  expect(first).toContain('Face check (`bench/face-stages.ts --side 960`, frames of 960×720 as the page sends them, on one core): 110.0 ms a frame from decoding to garbage collection; 55 checks a core a minute for three prompts (10 frames), 46 for four (12 frames) (target ≥ 80 for four: **no**, 43% short).')
   expect(readFileSync(svg, 'utf8')).toStartWith('<svg')
 
   writeFileSync(markdown, `${first}\nThe exchange is bound by X, measured by Y.\n`)
@@ -55,3 +57,12 @@ test('figures against their ceilings, each target met or not, the chart, and the
   expect(second).toContain('The exchange is bound by X, measured by Y.')
   expect(second.match(/<!-- analysis/g)).toHaveLength(1)
 })
+
+test('the face check line: met when a four-prompt capture reaches 80 a core a minute; said when not measured', () => {
+  const cost = (twelveFrames: number) => ({ size: '640×480', msPerFrame: 60, checksPerMinute: { tenFrames: 100, twelveFrames }, pinned: false })
+  expect(faceCheckLine(cost(83.3))).toEndWith('(target ≥ 80 for four: yes).')
+  expect(faceCheckLine(cost(83.3))).toContain('not pinned to a core (no taskset)')
+  expect(faceCheckLine(cost(79))).toEndWith('(target ≥ 80 for four: **no**, 1% short).')
+  expect(faceCheckLine(undefined)).toBe('Face check: not measured (no camera clips in ../shared/liveness).')
+})
+
