@@ -44,8 +44,9 @@ export async function decodeImage(bytes: Uint8Array): Promise<RgbImage> {
     throw new ImageDecodeError(`cannot decode ${header.format}: ${error instanceof Error ? error.message : String(error)}`)
   }
   const image = readPngPixels(written)
+  if (!image) throw new ImageDecodeError(`cannot decode ${header.format}: the decoder's pixels were not 8-bit RGB or grey`)
   // The header was what was bounded: pixels past it are not taken on trust.
-  if (!image || Math.max(image.width, image.height) > ANALYSIS_SIDE || image.width * image.height > header.width * header.height) {
+  if (Math.max(image.width, image.height) > ANALYSIS_SIDE || image.width * image.height > header.width * header.height) {
     throw new ImageDecodeError('image size differs from its header')
   }
   return image
