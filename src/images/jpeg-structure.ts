@@ -21,8 +21,6 @@ export type JpegStructure = {
   components: number
   progressive: boolean
   scans: number
-  /** Where the first APP1 segment with EXIF data lies (its body, from "Exif"), for the orientation. */
-  exif?: { start: number; end: number }
 }
 
 /** Why a JPEG is refused: not a JPEG, broken, a kind our decoder does not read, or over the scan budget. */
@@ -31,7 +29,6 @@ export type JpegReading = { ok: true; jpeg: JpegStructure } | { ok: false; probl
 
 const SOS = 0xda
 const EOI = 0xd9
-const APP1 = 0xe1
 
 /**
  * Reads a JPEG's frame header and counts its scans, stopping at the first refusal: a hostile file is
@@ -43,8 +40,7 @@ export function readJpegStructure(bytes: Uint8Array, maxScans = MAX_JPEG_SCANS):
   const n = bytes.length
   if (n < 4 || bytes[0] !== 0xff || bytes[1] !== 0xd8) return refuse('not_jpeg', 'the file does not start with a JPEG start-of-image marker')
   const u16 = (at: number) => (bytes[at]! << 8) | bytes[at + 1]!
-  let frame: Omit<JpegStructure, 'scans' | 'exif'> | undefined
-  let exif: JpegStructure['exif']
+  let frame: Omit<JpegStructure, 'scans'> | undefined
   let scans = 0
   let at = 2
   for (;;) {
@@ -79,18 +75,16 @@ export function readJpegStructure(bytes: Uint8Array, maxScans = MAX_JPEG_SCANS):
       if (components < 1 || components > 4 || length !== 6 + 2 * components) return refuse('malformed', `the JPEG's scan header at byte ${at - 2} is malformed`)
       at = skipEntropyCodedData(bytes, end)
       continue
-    } else if (marker === APP1 && !exif && length >= 8 && bytes[body] === 0x45 && bytes[body + 1] === 0x78 && bytes[body + 2] === 0x69 && bytes[body + 3] === 0x66) {
-      exif = { start: body, end }
     }
     at = end
   }
   if (!frame) return refuse('malformed', 'the JPEG has no frame header')
   if (scans === 0) return refuse('malformed', 'the JPEG has no scan')
-  return { ok: true, jpeg: { ...frame, scans, ...(exif && { exif }) } }
+  return { ok: true, jpeg: { ...frame, scans } }
 }
 
 /** A frame header (T.81 B.2.2): 8-bit samples, 1 to 4 components, sampling factors 1 to 4, a height given here. */
-function readFrameHeader(bytes: Uint8Array, body: number, length: number, progressive: boolean): { ok: true; frame: Omit<JpegStructure, 'scans' | 'exif'> } | Extract<JpegReading, { ok: false }> {
+function readFrameHeader(bytes: Uint8Array, body: number, length: number, progressive: boolean): { ok: true; frame: Omit<JpegStructure, 'scans'> } | Extract<JpegReading, { ok: false }> {
   if (length < 8) return refuse('malformed', 'the JPEG frame header is too short')
   const precision = bytes[body]!
   const height = (bytes[body + 1]! << 8) | bytes[body + 2]!

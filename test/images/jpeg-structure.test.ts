@@ -62,14 +62,6 @@ describe('real JPEGs are read, baseline and progressive', () => {
     expect(structure(readJpegStructure(encoded))).toMatchObject({ width: 40, height: 24, scans: 1, progressive: false })
   })
 
-  test('the EXIF segment is found where it is, for the orientation', () => {
-    const bytes = fixture('logo-32x16.jpg')
-    const app1 = concat([0xff, 0xe1, 0x00, 0x0e], new TextEncoder().encode('Exif\x00\x00MM\x00\x2a'))
-    const withExif = concat(bytes.subarray(0, 2), app1, bytes.subarray(2))
-    expect(structure(readJpegStructure(withExif)).exif).toEqual({ start: 6, end: 18 })
-    expect(structure(readJpegStructure(bytes)).exif).toBeUndefined()
-  })
-
   test('garbage between segments is skipped as libjpeg skips it, and what follows the end of the image is not read', () => {
     const { head, segments, rest } = segmentsBeforeScan(fixture('logo-32x16.jpg'))
     const junky = concat(head, ...segments.flatMap((segment) => [segment, [0x00, 0x12, 0x34]]), rest, new TextEncoder().encode('<html><script>alert(1)</script>'))
