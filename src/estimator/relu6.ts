@@ -26,10 +26,9 @@ export function scalarWeights(specs: readonly WeightSpec[], data: ArrayBuffer): 
  * The graph with every `Maximum(Minimum(Relu(x), 6), 0)` (Keras' ReLU6, exported by the converter as a
  * clip_by_value after a ReLU) read as one `Relu6(x)`: the same number for every input, in one pass. On
  * tfjs' WASM backend the two broadcasting comparisons cost as much as all the convolutions of FaceRes
- * (measured, docs/performance.md), where a Relu6 costs nothing worth counting. A chain is folded only
- * when its bounds are the constants 6 and 0, nothing else reads its middle and no output of the model
- * is inside it; if any node would be left
- * reading a removed one, the graph is returned as it was.
+ * (measured, docs/decisions.md), where a Relu6 costs nothing worth counting. A chain is folded only when
+ * its bounds are the constants 6 and 0, nothing else reads its middle and no output of the model is inside
+ * it; if any node would be left reading a removed one, the graph is returned as it was.
  */
 export function foldRelu6(nodes: readonly GraphNode[], scalars: ReadonlyMap<string, number>, outputs: readonly string[] = []): GraphNode[] {
   const kept = new Set(outputs.map(nodeName))
