@@ -7,6 +7,7 @@ import { ImageDecodeError } from '../../src/estimator/types.ts'
 import { STORED_UNDER } from '../images/exif-orientations.ts'
 import { manyScansJpeg, zlibBombPng } from '../images/hostile-images.ts'
 import jpeg from 'jpeg-js'
+import { PNG } from 'pngjs'
 
 /**
  * What a face frame may cost the estimator's decoder (issue 30): any visitor posts frames, so a frame whose
@@ -52,6 +53,23 @@ describe('real frames within the budget are decoded as before', () => {
   test('a progressive JPEG decodes to the pixels of its baseline original, and an interlaced PNG to those of its plain one', async () => {
     expect(await decodeImage(fixture('wide-1200x300-progressive.jpg'))).toEqual(await decodeImage(fixture('wide-1200x300.jpg')))
     expect(await decodeImage(fixture('logo-32x16-interlaced.png'))).toEqual(await decodeImage(fixture('logo-32x16.png')))
+  })
+
+  test('a 16-bit PNG, a grey PNG and a grey JPEG come out as 8-bit RGB, as the other decoders read them', async () => {
+    // Opaque: written without alpha, pngjs would blend a transparent pixel into its background.
+    const opaque = Uint8Array.from({ length: 8 * 6 * 4 }, (_, i) => (i % 4 === 3 ? 255 : 40 + i))
+    const png = new PNG({ width: 8, height: 6 })
+    png.data = Buffer.from(opaque)
+    const write = PNG.sync.write as (image: PNG, options: object) => Buffer
+    const withoutAlpha = (rgba: Uint8Array) => rgba.filter((_, i) => i % 4 !== 3)
+    const pngs = [write(png, { bitDepth: 16, colorType: 6, inputColorType: 6 }), write(png, { colorType: 0, inputColorType: 6 })]
+    const greyJpeg = jpeg.encode({ width: 8, height: 6, data: opaque.map((_, i) => (i % 4 === 3 ? 255 : 90)) }, 95).data
+    const cases = [...pngs.map((bytes) => [bytes, withoutAlpha(new Uint8Array(PNG.sync.read(bytes).data))] as const), [greyJpeg, withoutAlpha(jpeg.decode(greyJpeg, { useTArray: true }).data)] as const]
+    for (const [bytes, expected] of cases) {
+      const frame = await decodeImage(new Uint8Array(bytes))
+      expect([frame.width, frame.height, frame.data.length]).toEqual([8, 6, 8 * 6 * 3])
+      frame.data.forEach((value, i) => expect(Math.abs(value - expected[i]!)).toBeLessThanOrEqual(1))
+    }
   })
 
   test(`a JPEG of exactly ${MAX_JPEG_SCANS} scans is decoded`, async () => {
