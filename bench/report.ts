@@ -37,7 +37,7 @@ const FACE_CHECKS_A_MINUTE = 80
 
 /** The face check's line of the report: its cost, and the goal met or by how much it is missed. */
 export function faceCheckLine(face: FaceCheckCost | undefined): string {
-  if (!face) return 'Face check: not measured (no camera clips in ../shared/liveness).'
+  if (!face) return 'Face check: not measured in this run (no camera clips in ../shared/liveness, or left out by --only).'
   const { tenFrames, twelveFrames } = face.checksPerMinute
   const where = face.pinned ? 'on one core' : 'not pinned to a core (no taskset)'
   const met = twelveFrames >= FACE_CHECKS_A_MINUTE ? 'yes' : `**no**, ${fixed(100 * (1 - twelveFrames / FACE_CHECKS_A_MINUTE))}% short`

@@ -14,6 +14,8 @@ import { describeError } from './lib/log.ts'
 import { MAX_MULTIPART_BYTES } from './lib/strict-request.ts'
 import { rememberPeer } from './ratelimit/peer.ts'
 import { startWorkers, watchParent, workerIndex } from './ops/workers.ts'
+import { staticKeyRoutes } from './keys/routes.ts'
+import { transportSecurityHeader } from './web/headers.ts'
 import { randomUUID } from 'node:crypto'
 import { hostname } from 'node:os'
 
@@ -41,7 +43,12 @@ export async function runServer(config: Config, { commands }: { commands: Comman
   const instance = { id: randomUUID(), host: hostname(), pid: process.pid }
   await deps.keys.signing.reportAs(instance)
   const handler = createHandler(deps)
-  const server = Bun.serve({
+  const hsts = transportSecurityHeader(config)
+  let server: ReturnType<typeof Bun.serve> | undefined
+  const stopPublishing = deps.keys.signing.onPublished((key) => server?.reload({ ...options, routes: staticKeyRoutes(key, hsts) }))
+  const options = {
+    // The key set and the PEM key, answered by Bun without the app; swapped at each change of the key in force.
+    routes: staticKeyRoutes(await deps.keys.signing.published(), hsts),
     port: config.port,
     hostname: config.host,
     reusePort: config.workers > 1,
@@ -57,7 +64,8 @@ export async function runServer(config: Config, { commands }: { commands: Comman
     },
     // Form posts with camera frames are the largest bodies (MAX_MULTIPART_BYTES); JSON routes bound their own.
     maxRequestBodySize: MAX_MULTIPART_BYTES + 64 * 1024,
-  })
+  } satisfies Parameters<typeof Bun.serve>[0]
+  server = Bun.serve(options)
   const workers = primary && config.workers > 1 ? startWorkers(config.workers - 1, deps.log) : undefined
   deps.log.info('listening', {
     worker: workerIndex(),
@@ -81,6 +89,7 @@ export async function runServer(config: Config, { commands }: { commands: Comman
     deps.log.info('shutting_down', { signal })
     // Stop accepting, let in-flight requests finish, then close the pool (and the estimator's workers).
     await workers?.stop()
+    stopPublishing()
     await server.stop()
     await jobs.stop()
     await admin?.stop()

@@ -38,6 +38,7 @@ export class SigningKeys {
   private retryAt = 0
   private reading: Promise<void> | undefined
   private instance: InstanceIdentity | undefined
+  private readonly publishedListeners = new Set<(key: PublicKeyForms) => void>()
 
   private constructor(
     private readonly db: Database,
@@ -85,6 +86,16 @@ export class SigningKeys {
   async published(): Promise<PublicKeyForms> {
     await this.fresh().catch((cause) => this.options.log.error('signing_key_read_failed', { message: String(cause) }))
     return this.inForce
+  }
+
+  /**
+   * Calls `listener` with the key in force each time it changes, before the read that found it reports this
+   * instance (so `keys rotate`, which waits for the reports, returns once every instance publishes the new
+   * key). The server's static key routes follow it (src/keys/routes.ts). Returns the unsubscriber.
+   */
+  onPublished(listener: (key: PublicKeyForms) => void): () => void {
+    this.publishedListeners.add(listener)
+    return () => this.publishedListeners.delete(listener)
   }
 
   /** The keys a token of ours may be signed with now: the key in force, then the one it replaced during its overlap. */
@@ -153,7 +164,11 @@ export class SigningKeys {
     }
     const record = stored.inForce
     if (record) {
-      if (record.thumbprint !== this.inForce.thumbprint || record.since !== this.inForce.record?.since) this.inForce = await inForceOf(record)
+      if (record.thumbprint !== this.inForce.thumbprint || record.since !== this.inForce.record?.since) {
+        const changed = record.thumbprint !== this.inForce.thumbprint
+        this.inForce = await inForceOf(record)
+        if (changed) for (const listener of this.publishedListeners) listener(this.inForce)
+      }
       await this.takePrevious(record)
       // An instance that does not sign reads its file again each time: fixing the file heals it without a restart.
       if (this.serving && this.signerKey?.thumbprint !== record.thumbprint) await this.follow(record, stored)

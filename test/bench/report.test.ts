@@ -63,6 +63,6 @@ test('the face check line: met when a four-prompt capture reaches 80 a core a mi
   expect(faceCheckLine(cost(83.3))).toEndWith('(target ≥ 80 for four: yes).')
   expect(faceCheckLine(cost(83.3))).toContain('not pinned to a core (no taskset)')
   expect(faceCheckLine(cost(79))).toEndWith('(target ≥ 80 for four: **no**, 1% short).')
-  expect(faceCheckLine(undefined)).toBe('Face check: not measured (no camera clips in ../shared/liveness).')
+  expect(faceCheckLine(undefined)).toBe('Face check: not measured in this run (no camera clips in ../shared/liveness, or left out by --only).')
 })
 
