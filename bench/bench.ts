@@ -32,7 +32,7 @@ import { hasWrk, runLoad, type LoadPlan, type LoadResult } from './load.ts'
 import { loadAverage, peakRssMiB, startFlags, waitForReady } from './processes.ts'
 import { completeForm, openPage } from './page-visit.ts'
 import { hasLivenessClips } from '../test/liveness/clips.ts'
-import { exchangeComparisons, faceCheckLine, writeReport, type FaceCheckCost, type Row } from './report.ts'
+import { exchangeComparisons, faceCheckLine, goalReadings, writeReport, type FaceCheckCost, type Row } from './report.ts'
 import { freshBenchDatabase, seedAuditRows, seedCodes } from './seed.ts'
 
 const { values } = parseArgs({
@@ -190,6 +190,9 @@ async function main() {
     const workers = values.workers ? { WORKERS: values.workers } : {}
     server = Bun.spawn(['bun', ...profiling, ...startFlags(), 'src/index.ts'], { env: { ...env, ...limits, ...workers }, stdout: 'ignore', stderr: 'ignore' })
     await waitForReady(baseUrl)
+    // Every worker answers /readyz only once it listens; a second lets the last of them settle.
+    await Bun.sleep(1000)
+    const idleRss = peakRssMiB(server.pid)
     const exchangeBody = (code: string) => JSON.stringify({ grant_type: 'authorization_code', code, redirect_uri: CALLBACK, state: 'bench' })
     const first = await fetch(`${baseUrl}/api/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/json', authorization }, body: exchangeBody(codes.pop()!) })
     const { access_token: token } = (await first.json()) as { access_token: string }
@@ -224,7 +227,7 @@ async function main() {
     }
     const faceCheck = values.only && !'face check'.includes(values.only) ? undefined : await faceCheckCost()
     if (faceCheck) log(faceCheckLine(faceCheck))
-    const report = { machine, seconds, auditRows, seedSeconds, tool: hasWrk ? 'wrk' : 'autocannon', signsOne, signsAll, signsBun, commits, helloWorld, peer, rows, peakRssMiB: peakRss, workers: Number(values.workers ?? cpus().length), flowStatements, faceCheck, load: { start: loadAtStart, end: await loadAverage() } }
+    const report = { machine, seconds, auditRows, seedSeconds, tool: hasWrk ? 'wrk' : 'autocannon', signsOne, signsAll, signsBun, commits, helloWorld, peer, rows, peakRssMiB: peakRss, idleRssMiB: idleRss, workers: Number(values.workers ?? cpus().length), flowStatements, faceCheck, load: { start: loadAtStart, end: await loadAverage() } }
     printReport(report)
     if (!values['no-write']) {
       writeReport(report, 'docs/performance.md', 'docs/performance.svg')
@@ -328,6 +331,8 @@ function printReport(report: Parameters<typeof writeReport>[0]) {
   console.log(`peak RSS of a server process under load: ${report.peakRssMiB.toFixed(0)} MiB`)
   if (report.flowStatements) console.log(`hosted page flow: ${report.flowStatements.open} statements to open the page, ${report.flowStatements.complete} to complete the form`)
   console.log(faceCheckLine(report.faceCheck))
+  console.log("\nissue 34's goals in this run:")
+  for (const g of goalReadings(report)) console.log(`${g.met ? 'met   ' : 'MISSED'} ${g.goal}: ${g.measured}${g.met ? '' : `; short by ${g.shortBy}; bound: ${g.bound}`}`)
 }
 
 await main()

@@ -72,7 +72,8 @@ const all = totals.decode + totals.detect + totals.age + totals.collect
 const checksPerMinute = (count: number) => 60_000 / ((count * all) / totals.frames)
 if (values.json) {
   // For `bun run bench`, which prints it beside the other goals.
-  console.log(JSON.stringify({ size, msPerFrame: all / totals.frames, checksPerMinute: { tenFrames: checksPerMinute(10), twelveFrames: checksPerMinute(12) } }))
+  const stages = { decode: totals.decode / totals.frames, detect: totals.detect / totals.frames, age: totals.age / totals.frames, collect: totals.collect / totals.frames }
+  console.log(JSON.stringify({ size, msPerFrame: all / totals.frames, checksPerMinute: { tenFrames: checksPerMinute(10), twelveFrames: checksPerMinute(12) }, stages }))
 } else {
   console.log(`${values.clip}: ${totals.frames} frames of ${size} (${totals.faces} faces), mean per frame`)
   console.log(`decode ${perFrame(totals.decode)}, detector and mesh ${perFrame(totals.detect)}, age model one view ${perFrame(totals.age)}, garbage collection ${perFrame(totals.collect)}; total ${perFrame(all)} (the age model ${((100 * totals.age) / all).toFixed(0)}%)`)

@@ -110,8 +110,21 @@ export function oauthRoutes(deps: AppDeps) {
     )
 }
 
+/**
+ * The body for each claims object: a token validated again is answered from the same claims object (the
+ * cache of verified tokens, src/oauth/tokens.ts), and its body never changes, so it is built once. Its two
+ * dates were a tenth of a validation's CPU (`bun run bench --profile`).
+ */
+const described = new WeakMap<AgeTokenClaimsType, TokenValidationType>()
+
 /** SPEC.md §2.3: the validation body, field by field from the claims. */
 export function describeValidToken(claims: AgeTokenClaimsType): TokenValidationType {
+  let body = described.get(claims)
+  if (!body) described.set(claims, (body = Object.freeze(validationBody(claims))))
+  return body
+}
+
+function validationBody(claims: AgeTokenClaimsType): TokenValidationType {
   return {
     success: true,
     valid: true,
