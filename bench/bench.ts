@@ -332,7 +332,7 @@ function printReport(report: Parameters<typeof writeReport>[0]) {
   if (report.flowStatements) console.log(`hosted page flow: ${report.flowStatements.open} statements to open the page, ${report.flowStatements.complete} to complete the form`)
   console.log(faceCheckLine(report.faceCheck))
   console.log("\nissue 34's goals in this run:")
-  for (const g of goalReadings(report)) console.log(`${g.met ? 'met   ' : 'MISSED'} ${g.goal}: ${g.measured}${g.met ? '' : `; short by ${g.shortBy}; bound: ${g.bound}`}`)
+  for (const g of goalReadings(report)) console.log(`${g.met ? 'met   ' : 'MISSED'} ${g.goal}: ${g.measured}${g.met ? '' : `; missed by ${g.shortBy}; bound: ${g.bound}`}`)
 }
 
 await main()

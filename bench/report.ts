@@ -139,7 +139,7 @@ export function goalReadings(report: Report): GoalReading[] {
     goal: '< 150 MB a process under the load',
     measured: `${fixed(report.peakRssMiB)} MiB peak${idle}`,
     met: report.peakRssMiB < MEMORY_GOAL_MIB,
-    shortBy: report.peakRssMiB < MEMORY_GOAL_MIB ? '' : `${fixed(report.peakRssMiB - MEMORY_GOAL_MIB)} MiB over`,
+    shortBy: report.peakRssMiB < MEMORY_GOAL_MIB ? '' : `${fixed(report.peakRssMiB - MEMORY_GOAL_MIB)} MiB`,
     bound:
       report.idleRssMiB === undefined
         ? "JavaScriptCore's heap under load"
@@ -213,7 +213,7 @@ export function writeReport(report: Report, markdownPath: string, svgPath: strin
     '',
     "**Issue 34's goals in this run**, each met or by how much it is missed, and what bounds it (this run's figures):",
     '',
-    '| goal | measured | met | short by | what bounds it |',
+    '| goal | measured | met | missed by | what bounds it |',
     '|---|---|---|---|---|',
     ...goalReadings(report).map((g) => `| ${g.goal} | ${g.measured} | ${g.met ? 'yes' : '**no**'} | ${g.shortBy || '—'} | ${g.met ? '—' : g.bound} |`),
     '',

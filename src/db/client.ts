@@ -1,8 +1,7 @@
 import { mkdirSync } from 'node:fs'
-import { PGlite } from '@electric-sql/pglite'
+import type { PGlite } from '@electric-sql/pglite'
 import { sql } from 'drizzle-orm'
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js'
 import postgres from 'postgres'
 import type { DatabaseTarget } from '../config.ts'
@@ -101,6 +100,8 @@ async function openPostgres(target: DatabaseTarget & { kind: 'postgres' }, optio
 }
 
 async function openPglite(target: DatabaseTarget, options: OpenOptions): Promise<OpenDatabase> {
+  // Loaded only for the embedded store: a server on Postgres never holds PGlite's module (9 MiB a process).
+  const [{ PGlite }, { drizzle: drizzlePglite }] = await Promise.all([import('@electric-sql/pglite'), import('drizzle-orm/pglite')])
   let release = () => {}
   let client: PGlite
   if (target.kind === 'pglite') {
