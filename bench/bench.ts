@@ -158,7 +158,10 @@ async function main() {
     await Bun.sleep(1000)
     const helloPlan: LoadPlan = { url: `http://127.0.0.1:${helloPort}/`, connections: 64, seconds }
     await runLoad({ ...helloPlan, seconds: 2 })
+    const helloCpuBefore = cpuByRole(hello.pid)
+    const helloWallBefore = performance.now()
     const helloWorld = await runLoad(helloPlan)
+    const helloCpu = cpuShares(helloCpuBefore, cpuByRole(hello.pid), (performance.now() - helloWallBefore) / 1000)
     hello.kill()
     await hello.exited
     const commits = await postgresCommits(databaseUrl, db)
@@ -227,7 +230,7 @@ async function main() {
     }
     const faceCheck = values.only && !'face check'.includes(values.only) ? undefined : await faceCheckCost()
     if (faceCheck) log(faceCheckLine(faceCheck))
-    const report = { machine, seconds, auditRows, seedSeconds, tool: hasWrk ? 'wrk' : 'autocannon', signsOne, signsAll, signsBun, commits, helloWorld, peer, rows, peakRssMiB: peakRss, idleRssMiB: idleRss, workers: Number(values.workers ?? cpus().length), flowStatements, faceCheck, load: { start: loadAtStart, end: await loadAverage() } }
+    const report = { machine, seconds, auditRows, seedSeconds, tool: hasWrk ? 'wrk' : 'autocannon', signsOne, signsAll, signsBun, commits, helloWorld, helloCpu, peer, rows, peakRssMiB: peakRss, idleRssMiB: idleRss, workers: Number(values.workers ?? cpus().length), flowStatements, faceCheck, load: { start: loadAtStart, end: await loadAverage() } }
     printReport(report)
     if (!values['no-write']) {
       writeReport(report, 'docs/performance.md', 'docs/performance.svg')

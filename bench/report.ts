@@ -16,6 +16,8 @@ export type Report = {
   signsBun: number
   commits: number | undefined
   helloWorld: LoadResult
+  /** The hello world's share of the cores during its run, as a row's `cpu`; absent in reports made before it was measured. */
+  helloCpu?: Row['cpu'] | undefined
   /** node-oidc-provider's token endpoint under the exchange's load, and what ran it; absent when not measured. */
   peer?: { result: LoadResult; runtime: string } | undefined
   workers: number
@@ -131,7 +133,7 @@ export function goalReadings(report: Report): GoalReading[] {
       measured: `${fixed(row.result.requestsPerSecond)}/s = ${fixed(100 * ratio(row))}%`,
       met: ratio(row) >= share,
       shortBy: ratio(row) >= share ? '' : short(ratio(row), share),
-      bound: `the server used ${fixed(100 * row.cpu.server)}% of the cores, the load generator and the rest ${fixed(100 * row.cpu.other)}%`,
+      bound: perRequestCpu(row, report),
     })
   }
   const idle = report.idleRssMiB === undefined ? '' : ` (${fixed(report.idleRssMiB)} MiB idle)`
@@ -160,6 +162,24 @@ export function goalReadings(report: Report): GoalReading[] {
     })
   }
   return readings
+}
+
+/** Microseconds of server CPU a request: the server's share of every core over the rate. */
+function cpuMicroseconds(cpu: Row['cpu'], requestsPerSecond: number, cores: number): number {
+  return (1e6 * cpu.server * cores) / requestsPerSecond
+}
+
+/**
+ * What bounds an HTTP path against the hello world: the CPU each of its requests costs the server against
+ * a hello world's, on cores the load generator shares.
+ */
+function perRequestCpu(row: Row, report: Report): string {
+  const cores = report.machine.cores
+  const ours = cpuMicroseconds(row.cpu, row.result.requestsPerSecond, cores)
+  const share = `the server had ${fixed(100 * row.cpu.server)}% of the cores, the load generator and the rest ${fixed(100 * row.cpu.other)}%`
+  if (!report.helloCpu) return `${fixed(ours, 1)} µs of server CPU a request; ${share}`
+  const hello = cpuMicroseconds(report.helloCpu, report.helloWorld.requestsPerSecond, cores)
+  return `${fixed(ours, 1)} µs of server CPU a request against the hello world's ${fixed(hello, 1)} µs (${fixed(ours / hello, 1)}×); ${share}, the hello world's server ${fixed(100 * report.helloCpu.server)}%`
 }
 
 function ratio(row: Row): number {

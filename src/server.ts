@@ -12,7 +12,7 @@ import { recordServerAddresses } from './ops/server-addresses.ts'
 import { buildCommit } from './lib/build-commit.ts'
 import { describeError } from './lib/log.ts'
 import { MAX_MULTIPART_BYTES } from './lib/strict-request.ts'
-import { rememberPeer } from './ratelimit/peer.ts'
+import { readPeersFrom } from './ratelimit/peer.ts'
 import { startWorkers, watchParent, workerIndex } from './ops/workers.ts'
 import { staticKeyRoutes } from './keys/routes.ts'
 import { transportSecurityHeader } from './web/headers.ts'
@@ -58,14 +58,12 @@ export async function runServer(config: Config, { commands }: { commands: Comman
       deps.log.error('request_failed', { code: 'UNHANDLED', ...describeError(cause) })
       return new Response(JSON.stringify(serverError.toBody()), { status: 500, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } })
     },
-    fetch: (request, server) => {
-      rememberPeer(request, server.requestIP(request)?.address)
-      return handler(request)
-    },
+    fetch: (request) => handler(request),
     // Form posts with camera frames are the largest bodies (MAX_MULTIPART_BYTES); JSON routes bound their own.
     maxRequestBodySize: MAX_MULTIPART_BYTES + 64 * 1024,
   } satisfies Parameters<typeof Bun.serve>[0]
   server = Bun.serve(options)
+  readPeersFrom(server)
   const workers = primary && config.workers > 1 ? startWorkers(config.workers - 1, deps.log) : undefined
   deps.log.info('listening', {
     worker: workerIndex(),

@@ -1,13 +1,18 @@
 /**
- * The address a request came from, for abuse limits. The server records the socket's address for each
- * request it hands to the app; behind a reverse proxy (TRUST_PROXY=1) the proxy's own entry in
- * X-Forwarded-For, the last one, is the visitor's: earlier entries are whatever the client wrote.
- * A request with neither (an in-process test, the CLI) shares the address "local".
+ * The address a request came from, for abuse limits: the socket's, read from the server only when a route
+ * asks (a `getpeername` call a request was a syscall on every request, most of which never need it). Behind
+ * a reverse proxy (TRUST_PROXY=1) the proxy's own entry in X-Forwarded-For, the last one, is the visitor's:
+ * earlier entries are whatever the client wrote. A request with neither (an in-process test, the CLI) shares
+ * the address "local", and so does one whose client hung up before its route asked: such a client never
+ * reads the answer, and its hits still count, together, against that one address's limit.
  */
-const peers = new WeakMap<Request, string>()
+type Sockets = { requestIP(request: Request): { address: string } | null }
 
-export function rememberPeer(request: Request, address: string | undefined): void {
-  if (address) peers.set(request, address)
+/** The server the requests come in on: set once by src/server.ts, absent in process (tests, the CLI). */
+let sockets: Sockets | undefined
+
+export function readPeersFrom(server: Sockets | undefined): void {
+  sockets = server
 }
 
 export function peerAddress(request: Request, trustProxy: boolean): string {
@@ -15,5 +20,5 @@ export function peerAddress(request: Request, trustProxy: boolean): string {
     const forwarded = request.headers.get('x-forwarded-for')?.split(',').at(-1)?.trim()
     if (forwarded && /^[0-9A-Fa-f.:]{2,45}$/.test(forwarded)) return forwarded
   }
-  return peers.get(request) ?? 'local'
+  return sockets?.requestIP(request)?.address ?? 'local'
 }

@@ -108,6 +108,12 @@ test("issue 34's goals: each met or by how much it is missed, with what bounds i
   // Missed by a little: validation at 49% is short by 2% of its goal; and the table is written into the page.
   const missed = goalReadings({ ...slower, rows: [{ ...slower.rows[1]!, result: result(49_000) }] })
   expect(missed.find((g) => g.goal.startsWith('validation'))).toMatchObject({ met: false, shortBy: '2%' })
+  // Its bound: the server's CPU a request (60% of two cores over 49,000/s) against the hello world's (50% over 100,000/s).
+  const helloCpu = { server: 0.5, postgres: 0, other: 0.5 }
+  const bounded = goalReadings({ ...slower, helloCpu, rows: [{ ...slower.rows[1]!, result: result(49_000) }] })
+  expect(bounded.find((g) => g.goal.startsWith('validation'))!.bound).toBe(
+    "24.5 µs of server CPU a request against the hello world's 10.0 µs (2.4×); the server had 60% of the cores, the load generator and the rest 10%, the hello world's server 50%",
+  )
   const dir = mkdtempSync(join(tmpdir(), 'ofage-report-'))
   writeReport(slower, join(dir, 'performance.md'), join(dir, 'performance.svg'))
   const page = readFileSync(join(dir, 'performance.md'), 'utf8')
