@@ -145,7 +145,7 @@ export function goalReadings(report: Report): GoalReading[] {
     bound:
       report.idleRssMiB === undefined
         ? "JavaScriptCore's heap under load"
-        : `the idle process holds ${fixed(report.idleRssMiB)} MiB (the runtime and the modules); the load adds ${fixed(report.peakRssMiB - report.idleRssMiB)} MiB, JavaScriptCore's heap, which it sizes by the machine's memory`,
+        : `the idle process holds ${fixed(report.idleRssMiB)} MiB (the runtime and the modules); the load adds ${fixed(report.peakRssMiB - report.idleRssMiB)} MiB for the requests in flight: JavaScriptCore's heap, which it sizes by the machine's memory, and native buffers`,
   })
   const face = report.faceCheck
   if (face) {
