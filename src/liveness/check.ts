@@ -69,7 +69,8 @@ export const DEFAULT_LIVENESS_POLICY: LivenessPolicy = {
 export type LivenessFailure = 'repeated_frames' | 'several_faces' | 'no_face' | 'still' | 'face_changed' | 'no_turn' | 'wrong_turn' | 'no_frontal'
 
 export type LivenessResult =
-  | { live: true; frontal: { frame: FrameAnalysis; face: FaceObservation }[] }
+  /** `frontal`: the frames read as looking straight, for the age; `turned`: those that showed a prompted pose. */
+  | { live: true; frontal: { frame: FrameAnalysis; face: FaceObservation }[]; turned: { frame: FrameAnalysis; face: FaceObservation }[] }
   /**
    * `poses`: what the head did under each prompt (the last frame of each phase), when it did not do what
    * was asked. `cause` 'not_rigid': a frame read as a turn that no solid head explains (a warped photo).
@@ -85,7 +86,8 @@ type Reading = Pose | 'not_rigid' | undefined
  * Decides whether a sequence of frames is one live person answering `challenge`: no picture repeated,
  * one face throughout and always the same person, landmarks that move, and the head in each prompt's
  * pose by the end of its phase, never a pose before its prompt, every turn one solid head turning.
- * Returns the frontal frames, on which alone the age is then judged: a turned face is estimated worse.
+ * Returns the frontal frames, on which the age is judged (a turned face is estimated worse), and the frames
+ * that showed the prompted poses, which must not read under the threshold (face-policy.ts).
  */
 export function checkLiveness(frames: CapturedFrame[], challenge: Challenge, policy: LivenessPolicy = DEFAULT_LIVENESS_POLICY): LivenessResult {
   if (new Set(frames.map((frame) => frame.digest)).size !== frames.length) return { live: false, failure: 'repeated_frames' }
@@ -132,7 +134,9 @@ export function checkLiveness(frames: CapturedFrame[], challenge: Challenge, pol
 
   const frontal = seen.filter((_, i) => readings[i] === 'straight')
   if (frontal.length === 0) return { live: false, failure: 'no_frontal' }
-  return { live: true, frontal: frontal.map((item) => ({ frame: item.frame.analysis, face: item.face })) }
+  const turned = seen.filter((_, i) => readings[i] !== undefined && readings[i] !== 'straight')
+  const kept = (items: Seen[]) => items.map((item) => ({ frame: item.frame.analysis, face: item.face }))
+  return { live: true, frontal: kept(frontal), turned: kept(turned) }
 }
 
 /**

@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import type { FrameAnalysis, MeshPoint } from '../../src/estimator/types.ts'
 import { CHALLENGE_SEQUENCES, challengeDuration, formatChallenge, HOLD_MS, parseChallenge, pickChallenge, type Challenge, type Pose } from '../../src/liveness/challenge.ts'
 import { checkLiveness, DEFAULT_LIVENESS_POLICY, type CapturedFrame } from '../../src/liveness/check.ts'
+import { decideLiveFaceCheck } from '../../src/liveness/face-policy.ts'
 import { fitRigid } from '../../src/liveness/rigid-fit.ts'
 import { turnOf } from '../../src/liveness/turn.ts'
 import { challengeFor, WARP_DIRECTIONS, WARP_PHOTOS, WARP_SETTINGS, warpKey } from './clips.ts'
@@ -196,6 +197,31 @@ describe('checkLiveness', () => {
   test('a capture that does not open looking straight has no reference to read the turns against', () => {
     expect(checkLiveness(femaleCapture(LEFT, RIGHT, LEFT_AGAIN, BACK), challengeFor(['right', 'left']))).toEqual({ live: false, failure: 'no_frontal' })
     expect(checkLiveness(capture([[], LEFT.map(female), RIGHT.map(female), LEFT_AGAIN.map(female), BACK.map(female)]), LEFT_RIGHT_LEFT)).toMatchObject({ live: false, failure: 'no_frontal' })
+  })
+})
+
+describe('decideLiveFaceCheck: the age of the frontal frames, and of the head that turned', () => {
+  /** The genuine capture with every turned frame's age read as `age`: what the model would say of someone else's head. */
+  const turnedReading = (age: number) =>
+    genuine().map((frame) =>
+      frame.phase === 0 || frame.phase === 4 ? frame : { ...frame, analysis: { ...frame.analysis, faces: frame.analysis.faces.map((f) => ({ ...f, age })) } },
+    )
+
+  test('a genuine capture is approved: her frontal frames read over the cut-off, her turned ones over the threshold', () => {
+    const turnedAges = [...LEFT, ...RIGHT, ...LEFT_AGAIN].map((name) => face(female(name)).age)
+    expect(Math.min(...turnedAges)).toBeGreaterThan(29)
+    expect(decideLiveFaceCheck(genuine(), LEFT_RIGHT_LEFT, 18)).toMatchObject({ approved: true, goodFrames: 4 })
+  })
+
+  test("an adult's frontal frames beside a turning head that reads under the threshold are refused", () => {
+    // The identity check lets a stranger's turned face through at a cosine of 0.55 (8.9% of pairs of strangers);
+    // here the turned frames keep her descriptors, so only their ages tell the heads apart.
+    expect(checkLiveness(turnedReading(15), LEFT_RIGHT_LEFT)).toMatchObject({ live: true })
+    expect(decideLiveFaceCheck(turnedReading(15), LEFT_RIGHT_LEFT, 18)).toEqual({ approved: false, failure: 'not_over_threshold', medianAge: 15 })
+    expect(decideLiveFaceCheck(turnedReading(17.9), LEFT_RIGHT_LEFT, 18)).toMatchObject({ approved: false, failure: 'not_over_threshold' })
+    // The bare threshold, not the cut-off: a turned face that reads 18 is enough beside frontal frames over 29.
+    expect(decideLiveFaceCheck(turnedReading(18), LEFT_RIGHT_LEFT, 18)).toMatchObject({ approved: true })
+    expect(decideLiveFaceCheck(turnedReading(20), LEFT_RIGHT_LEFT, 21)).toMatchObject({ approved: false, failure: 'not_over_threshold', medianAge: 20 })
   })
 })
 
