@@ -100,7 +100,7 @@ async function openPostgres(target: DatabaseTarget & { kind: 'postgres' }, optio
 }
 
 async function openPglite(target: DatabaseTarget, options: OpenOptions): Promise<OpenDatabase> {
-  // Loaded only for the embedded store: a server on Postgres never holds PGlite's module (9 MiB a process).
+  // Loaded only for the embedded store: a server on Postgres never holds PGlite's module (about 2 MiB idle).
   const [{ PGlite }, { drizzle: drizzlePglite }] = await Promise.all([import('@electric-sql/pglite'), import('drizzle-orm/pglite')])
   let release = () => {}
   let client: PGlite

@@ -1,6 +1,6 @@
 /**
  * The address a request came from, for abuse limits: the socket's, read from the server only when a route
- * asks (a `getpeername` call a request was a syscall on every request, most of which never need it). Behind
+ * asks (read for every request, it was a `getpeername` system call each, and most never need it). Behind
  * a reverse proxy (TRUST_PROXY=1) the proxy's own entry in X-Forwarded-For, the last one, is the visitor's:
  * earlier entries are whatever the client wrote. A request with neither (an in-process test, the CLI) shares
  * the address "local", and so does one whose client hung up before its route asked: such a client never
