@@ -15,6 +15,7 @@ import { MAX_MULTIPART_BYTES } from './lib/strict-request.ts'
 import { readPeersFrom } from './ratelimit/peer.ts'
 import { startWorkers, watchParent, workerIndex } from './ops/workers.ts'
 import { staticKeyRoutes } from './keys/routes.ts'
+import type { PublicKeyForms } from './keys/signing-key.ts'
 import { transportSecurityHeader } from './web/headers.ts'
 import { randomUUID } from 'node:crypto'
 import { hostname } from 'node:os'
@@ -44,11 +45,10 @@ export async function runServer(config: Config, { commands }: { commands: Comman
   await deps.keys.signing.reportAs(instance)
   const handler = createHandler(deps)
   const hsts = transportSecurityHeader(config)
-  let server: ReturnType<typeof Bun.serve> | undefined
-  const stopPublishing = deps.keys.signing.onPublished((key) => server?.reload({ ...options, routes: staticKeyRoutes(key, hsts) }))
+  const firstKey = await deps.keys.signing.published()
   const options = {
     // The key set and the PEM key, answered by Bun without the app; swapped at each change of the key in force.
-    routes: staticKeyRoutes(await deps.keys.signing.published(), hsts),
+    routes: staticKeyRoutes(firstKey, hsts),
     port: config.port,
     hostname: config.host,
     reusePort: config.workers > 1,
@@ -62,7 +62,12 @@ export async function runServer(config: Config, { commands }: { commands: Comman
     // Form posts with camera frames are the largest bodies (MAX_MULTIPART_BYTES); JSON routes bound their own.
     maxRequestBodySize: MAX_MULTIPART_BYTES + 64 * 1024,
   } satisfies Parameters<typeof Bun.serve>[0]
-  server = Bun.serve(options)
+  const server = Bun.serve(options)
+  const publish = (key: PublicKeyForms) => server.reload({ ...options, routes: staticKeyRoutes(key, hsts) })
+  const stopPublishing = deps.keys.signing.onPublished(publish)
+  // A change heard between the first read and the subscription is published now.
+  const keyNow = await deps.keys.signing.published()
+  if (keyNow.thumbprint !== firstKey.thumbprint) publish(keyNow)
   readPeersFrom(server)
   const workers = primary && config.workers > 1 ? startWorkers(config.workers - 1, deps.log) : undefined
   deps.log.info('listening', {
