@@ -213,3 +213,25 @@ export async function waitUntilReady(baseUrl: string, ms = 15_000): Promise<numb
   }
   throw new Error(`${baseUrl} not ready after ${ms} ms`)
 }
+
+/**
+ * A server process as `bun start` runs it (`bun src/index.ts`), with `env` over this process's, ready to
+ * answer; `stop()` sends SIGTERM and waits for it to exit. For tests of what only a real server does (Bun's
+ * static routes, socket addresses); the caller owns the database in `env`.
+ */
+export async function startServerProcess(env: Record<string, string | undefined>): Promise<{ stop(): Promise<void> }> {
+  const child = Bun.spawn(['bun', 'src/index.ts'], { env: { ...process.env, ...env }, stdout: 'ignore', stderr: 'ignore' })
+  try {
+    await waitUntilReady(`http://127.0.0.1:${env.PORT}`, 30_000)
+  } catch (cause) {
+    child.kill('SIGTERM')
+    await child.exited
+    throw cause
+  }
+  return {
+    async stop() {
+      child.kill('SIGTERM')
+      await child.exited
+    },
+  }
+}

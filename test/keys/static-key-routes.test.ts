@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { createHash, createPublicKey } from 'node:crypto'
-import { freePort, freshDatabase, waitUntilReady } from '../helpers.ts'
+import { freePort, freshDatabase, startServerProcess } from '../helpers.ts'
 
 /**
  * The key set and the PEM key as a running server answers them: Bun.serve's static routes, with no app in
@@ -13,18 +13,15 @@ const PATHS = ['/api/.well-known/jwks.json', '/api/verify/public-key']
 const database = await freshDatabase()
 const port = await freePort()
 const url = `http://127.0.0.1:${port}`
-let server: ReturnType<typeof Bun.spawn> | undefined
+let server: Awaited<ReturnType<typeof startServerProcess>> | undefined
 
 beforeAll(async () => {
   // An https public URL: the answers must carry Strict-Transport-Security, as the app's do.
-  const env = { ...process.env, ...database.env, PORT: String(port), PUBLIC_URL: 'https://age.shop.example', FACE_CHECK: '0', OFAGE_DEMO: '0', WORKERS: '1' }
-  server = Bun.spawn(['bun', 'src/index.ts'], { env, stdout: 'ignore', stderr: 'ignore' })
-  await waitUntilReady(url, 30_000)
+  server = await startServerProcess({ ...database.env, PORT: String(port), PUBLIC_URL: 'https://age.shop.example', FACE_CHECK: '0', OFAGE_DEMO: '0', WORKERS: '1' })
 }, 60_000)
 
 afterAll(async () => {
-  server?.kill('SIGTERM')
-  await server?.exited
+  await server?.stop()
   await database.drop()
 })
 

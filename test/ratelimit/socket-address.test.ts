@@ -3,7 +3,7 @@ import { startServices } from '../../src/boot.ts'
 import { createClient } from '../../src/clients/registry.ts'
 import { loadConfig } from '../../src/config.ts'
 import { silentLogger } from '../../src/lib/log.ts'
-import { freePort, freshDatabase, REDIRECT_URI, waitUntilReady } from '../helpers.ts'
+import { freePort, freshDatabase, REDIRECT_URI, startServerProcess } from '../helpers.ts'
 
 /**
  * Without a proxy, the abuse limits count by the socket's address, which the server reads only when a route
@@ -14,23 +14,21 @@ import { freePort, freshDatabase, REDIRECT_URI, waitUntilReady } from '../helper
 const database = await freshDatabase()
 const port = await freePort()
 const url = `http://127.0.0.1:${port}`
-const env = { ...process.env, ...database.env, PORT: String(port), PUBLIC_URL: url, FACE_CHECK: '0', OFAGE_DEMO: '0', WORKERS: '1', RATE_LIMIT_SESSIONS: '1' }
-let server: ReturnType<typeof Bun.spawn> | undefined
+const env = { ...database.env, PORT: String(port), PUBLIC_URL: url, FACE_CHECK: '0', OFAGE_DEMO: '0', WORKERS: '1', RATE_LIMIT_SESSIONS: '1' }
+let server: Awaited<ReturnType<typeof startServerProcess>> | undefined
 let page = ''
 
 beforeAll(async () => {
   // The client first, on the database the server will then hold (the embedded store allows one process).
-  const services = await startServices(loadConfig(env), { log: silentLogger, serve: false })
+  const services = await startServices(loadConfig({ ...process.env, ...env }), { log: silentLogger, serve: false })
   const { client } = await createClient(services.deps, { name: 'Address shop', redirectUris: [REDIRECT_URI], sandbox: true })
   await services.close()
   page = `${url}/?${new URLSearchParams({ client_id: client.id, redirect_uri: REDIRECT_URI, state: 'addresses' })}`
-  server = Bun.spawn(['bun', 'src/index.ts'], { env, stdout: 'ignore', stderr: 'ignore' })
-  await waitUntilReady(url, 30_000)
+  server = await startServerProcess(env)
 }, 60_000)
 
 afterAll(async () => {
-  server?.kill('SIGTERM')
-  await server?.exited
+  await server?.stop()
   await database.drop()
 })
 
