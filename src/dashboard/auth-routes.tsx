@@ -7,7 +7,7 @@ import { CsrfForm, LangQuery, readForm } from '../web/forms.ts'
 import type { DashboardContext } from './context.ts'
 import { dashboardLanguages } from '../i18n/languages.ts'
 import { deleteAllDashboardPasskeys, listDashboardPasskeys } from './passkeys.ts'
-import { checkNewPassword, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, warmDummyHash } from './passwords.ts'
+import { checkNewPassword, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from './passwords.ts'
 import { endAllDashboardSessions, endDashboardSession } from './sessions.ts'
 import { signIn } from './sign-in.ts'
 import { findUserByPasswordToken, setPasswordWithToken } from './users.ts'
@@ -45,8 +45,6 @@ const SignOutEverywhereForm = t.Object({ csrf: t.String({ maxLength: 128 }), rem
  */
 export function authRoutes(deps: AppDeps, context: DashboardContext) {
   const { currentSession, openPage, accountOf, startSession, clearSession, openPost, formToken, checkFormPost, viewOf, page, redirect } = context
-  // The dummy hash that unknown emails are checked against is made now, not on the first such attempt.
-  void warmDummyHash(deps.config.passwordHash)
   return new Elysia({ name: 'dashboard-auth-routes' })
     .get(
       '/dashboard',
