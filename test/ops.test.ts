@@ -101,6 +101,12 @@ describe('route labels', () => {
     expect(routeLabel('/s/abcDEF123/methods/face')).toBe('/s/:id/methods/:method')
     expect(routeLabel('/s/abcDEF123/x/Value42')).toBe('unmatched')
     expect(routeLabel('/api/verify/token/eyJ.x.y')).toBe('/api/verify/token/:access_token')
+    // A real token's path (about 900 characters) is not looked up among the fixed paths, the longest of which still are.
+    expect(routeLabel(`/api/verify/token/eyJ${'a'.repeat(900)}.x.y`)).toBe('/api/verify/token/:access_token')
+    expect(routeLabel('/api/.well-known/oauth-authorization-server')).toBe('/api/.well-known/oauth-authorization-server')
+    expect(routeLabel('/dashboard/settings/redirect-uris/remove')).toBe('/dashboard/settings/redirect-uris/remove')
+    expect(routeLabel(`/dashboard/${'x'.repeat(900)}`)).toBe('unmatched')
+    expect(routeLabel('/s/abcDEF123/continue')).toBe('/s/:id/continue')
   })
 
   test("a request's path is read as the URL parser reads it, from every URL a Request can carry", () => {

@@ -11,7 +11,7 @@ const acceptableId = /^[A-Za-z0-9._-]{1,64}$/
  * session id in /s/…), so only the pattern is ever recorded, and never a query string.
  */
 const patterns: [RegExp, string][] = [
-  [/^\/api\/verify\/token\/.*/, '/api/verify/token/:access_token'],
+  [/^\/api\/verify\/token\//, '/api/verify/token/:access_token'],
   [/^\/s\/[^/]+$/, '/s/:id'],
   [/^\/s\/[^/]+\/methods\/[^/]+$/, '/s/:id/methods/:method'],
   [/^\/s\/[^/]+\/(continue|forget)$/, '/s/:id/$1'],
@@ -81,9 +81,14 @@ const fixed = new Set([
  */
 const quietWhenAnswered = new Set(['/gate/auth', '/favicon.ico'])
 
+/** No fixed path is longer: a longer one (a token's, about 900 characters) is not hashed to look it up. */
+const longestFixed = Math.max(...[...fixed].map((path) => path.length))
+
 export function routeLabel(pathname: string): string {
-  if (fixed.has(pathname)) return pathname
-  for (const [pattern, label] of patterns) if (pattern.test(pathname)) return pathname.replace(pattern, label)
+  if (pathname.length <= longestFixed && fixed.has(pathname)) return pathname
+  for (const [pattern, label] of patterns) {
+    if (pattern.test(pathname)) return label.includes('$') ? pathname.replace(pattern, label) : label
+  }
   return 'unmatched'
 }
 
