@@ -1,8 +1,8 @@
 /** A work waiting on its deadline: when it is due (performance.now()), and what ends its wait. */
 type Waiting = { due: number; expire: () => void }
 
-/** The works waiting with one length of deadline, and the timer that checks them while there are any. */
-type Watch = { waiting: Set<Waiting>; timer: Timer | undefined }
+/** The works waiting with one length of deadline, and the timer that checks them; kept only while one waits. */
+type Watch = { waiting: Set<Waiting>; timer: Timer }
 const watches = new Map<number, Watch>()
 
 /** How often a deadline of `ms` is checked: it passes between `ms` and `ms` plus this. */
@@ -44,21 +44,24 @@ export function withDeadline<T>(work: Promise<T>, ms: number, onTimeout: () => T
 }
 
 function watchFor(ms: number): Watch {
-  let watch = watches.get(ms)
-  if (!watch) watches.set(ms, (watch = { waiting: new Set(), timer: undefined }))
-  const found = watch
-  found.timer ??= setInterval(() => {
-    const now = performance.now()
-    // Added in the order they fall due (one length, a clock that only goes forward): the first not due ends it.
-    for (const waiting of found.waiting) {
-      if (waiting.due > now) break
-      found.waiting.delete(waiting)
-      waiting.expire()
-    }
-    if (found.waiting.size === 0) {
-      clearInterval(found.timer)
-      found.timer = undefined
-    }
-  }, tickOf(ms))
-  return found
+  const existing = watches.get(ms)
+  if (existing) return existing
+  const watch: Watch = { waiting: new Set(), timer: setInterval(() => expireDue(ms, watch), tickOf(ms)) }
+  watches.set(ms, watch)
+  return watch
+}
+
+function expireDue(ms: number, watch: Watch): void {
+  const now = performance.now()
+  // Added in the order they fall due (one length, a clock that only goes forward): the first not due ends it.
+  for (const waiting of watch.waiting) {
+    if (waiting.due > now) break
+    watch.waiting.delete(waiting)
+    waiting.expire()
+  }
+  // Nothing waits: the timer stops and the length is forgotten (a later call starts them again).
+  if (watch.waiting.size === 0) {
+    clearInterval(watch.timer)
+    watches.delete(ms)
+  }
 }

@@ -45,6 +45,13 @@ describe('withDeadline', () => {
     expect(await withDeadline(Promise.resolve('next'), 20, () => 'deadline')).toBe('next')
   })
 
+  test('a length of deadline used again after every work with it ended is watched again', async () => {
+    expect(await withDeadline(never(), 15, () => 'first')).toBe('first')
+    await Bun.sleep(tickOf(15) * 3)
+    expect(await withDeadline(never(), 15, () => 'second')).toBe('second')
+    expect(await withDeadline(Promise.resolve('in time'), 15, () => 'late')).toBe('in time')
+  })
+
   test('a deadline is checked every twentieth of its length, from 1 ms to 500 ms', () => {
     expect([tickOf(1), tickOf(60), tickOf(1000), tickOf(10_000), tickOf(60_000)]).toEqual([1, 3, 50, 500, 500])
   })
