@@ -175,7 +175,6 @@ for (const name of ['nginx', 'caddy'] as const) {
         'another host of the same client': sealGatePass(key, { ...pass, origin: proxy().sites.path.origin }),
         'another client': sealGatePass(key, { ...pass, clientId: clients.other!.id }),
       }
-      const seen = site().upstream.seen.length
       const context = await newContext()
       const page = await context.newPage()
       for (const [kind, cookie] of Object.entries(forged)) {
@@ -190,7 +189,11 @@ for (const name of ['nginx', 'caddy'] as const) {
       await page.goto(`${proxy().sites.path.origin}/adults/room`)
       await expectTheCheck(page)
       await context.close()
-      expect(site().upstream.seen.length).toBe(seen)
+      // None of these requests reached a site. Counted by their paths, not by how many requests the site
+      // had seen before: the last test's browser may still be fetching its second page's /favicon.ico through
+      // the gate, with its valid cookie (it arrived during this test once in CI, on a busy machine).
+      const reached = [...site().upstream.seen, ...proxy().sites.path.upstream.seen].map((seen) => seen.path)
+      expect(reached.filter((path) => path.startsWith('/members') || path.startsWith('/adults/'))).toEqual([])
     }, 90_000)
 
     test('a threshold raised in the configuration → back to the check, and through again with a check for the new age', async () => {
