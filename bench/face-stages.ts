@@ -8,6 +8,7 @@
  *   taskset -c 1 bun bench/face-stages.ts --clip intel-male-frontal --frames 20 --passes 3
  *   taskset -c 1 bun bench/face-stages.ts --side 960       # each frame scaled to 960 px, re-encoded at quality 0.9
  *   bun bench/face-stages.ts --side 960 --json             # one JSON object (what `bun run bench` reads)
+ *   taskset -c 1 bun bench/face-stages.ts --age-runtime tfjs-wasm   # the age model on tfjs' WASM backend (the fallback)
  *
  * The first pass over the frames warms the engine and is not counted. `--side` sends frames as the page
  * does (public/face-capture.js: the camera's frame scaled to at most 960 px, JPEG at 0.9), which decode
@@ -19,14 +20,14 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import type { Tensor3D } from '@tensorflow/tfjs-core'
 import { Human } from '../node_modules/@vladmandic/human/dist/human.node-wasm.js'
-import { estimateAge, loadAgeModel } from '../src/estimator/age-model.ts'
+import { estimateAge, loadAgeRunner } from '../src/estimator/age-model.ts'
 import { collectAfterFrame } from '../src/estimator/collect.ts'
 import { faceAssetFolders } from '../src/estimator/embedded-assets.ts'
 import { humanConfig } from '../src/estimator/human-engine.ts'
 import { decodeImage } from '../src/estimator/image.ts'
 import { LIVENESS_DIR } from '../test/liveness/clips.ts'
 
-const { values } = parseArgs({ options: { clip: { type: 'string', default: 'intel-female-headturn' }, frames: { type: 'string', default: '40' }, passes: { type: 'string', default: '2' }, side: { type: 'string' }, json: { type: 'boolean', default: false } } })
+const { values } = parseArgs({ options: { clip: { type: 'string', default: 'intel-female-headturn' }, frames: { type: 'string', default: '40' }, passes: { type: 'string', default: '2' }, side: { type: 'string' }, json: { type: 'boolean', default: false }, 'age-runtime': { type: 'string', default: 'onnxruntime' } } })
 const dir = join(LIVENESS_DIR, values.clip, 'frames')
 const files = readdirSync(dir).filter((name) => name.endsWith('.jpg')).sort().slice(0, Number(values.frames))
 const side = values.side === undefined ? undefined : Number(values.side)
@@ -35,7 +36,7 @@ const frames = await Promise.all(files.map((name) => (side ? new Bun.Image(readF
 const folders = faceAssetFolders()
 const human = new Human(humanConfig(folders.modelsDir, folders.wasmDir))
 await human.load()
-const ageModel = await loadAgeModel(human.tf, folders.ageModelDir)
+const ageModel = await loadAgeRunner(human.tf, folders.ageModelDir, { runtime: values['age-runtime'] === 'tfjs-wasm' ? 'tfjs-wasm' : 'onnxruntime' })
 
 const totals = { decode: 0, detect: 0, age: 0, collect: 0, frames: 0, faces: 0 }
 let size = ''
@@ -50,7 +51,7 @@ for (let pass = 0; pass <= Number(values.passes); pass++) {
     const detect = performance.now() - started
     const crops = result.face.flatMap((face) => (face.tensor ? [face.tensor as unknown as Tensor3D] : []))
     started = performance.now()
-    for (const crop of crops) estimateAge(human.tf, ageModel, crop, 'original')
+    for (const crop of crops) await estimateAge(ageModel, crop, 'original')
     const age = performance.now() - started
     human.tf.dispose([input, ...crops])
     started = performance.now()
@@ -73,9 +74,9 @@ const checksPerMinute = (count: number) => 60_000 / ((count * all) / totals.fram
 if (values.json) {
   // For `bun run bench`, which prints it beside the other goals.
   const stages = { decode: totals.decode / totals.frames, detect: totals.detect / totals.frames, age: totals.age / totals.frames, collect: totals.collect / totals.frames }
-  console.log(JSON.stringify({ size, msPerFrame: all / totals.frames, checksPerMinute: { tenFrames: checksPerMinute(10), twelveFrames: checksPerMinute(12) }, stages }))
+  console.log(JSON.stringify({ size, ageRuntime: ageModel.runtime, msPerFrame: all / totals.frames, checksPerMinute: { tenFrames: checksPerMinute(10), twelveFrames: checksPerMinute(12) }, stages }))
 } else {
-  console.log(`${values.clip}: ${totals.frames} frames of ${size} (${totals.faces} faces), mean per frame`)
+  console.log(`${values.clip}: ${totals.frames} frames of ${size} (${totals.faces} faces), the age model on ${JSON.stringify(ageModel.runtime)}, mean per frame`)
   console.log(`decode ${perFrame(totals.decode)}, detector and mesh ${perFrame(totals.detect)}, age model one view ${perFrame(totals.age)}, garbage collection ${perFrame(totals.collect)}; total ${perFrame(all)} (the age model ${((100 * totals.age) / all).toFixed(0)}%)`)
   const captures = [10, 12].map((count) => `${count} frames ${((count * all) / totals.frames / 1000).toFixed(2)} s, ${checksPerMinute(count).toFixed(0)} checks a core a minute`)
   console.log(`a capture: ${captures.join('; ')}`)

@@ -33,12 +33,21 @@ function startEstimator(config: Config, log: Logger): AgeEstimator {
   // A server stopped while the models still load has nothing wrong to report.
   let closing = false
   estimator.ready.then(
-    () => log.info('face_check_ready', { workers: config.face.workers }),
+    () => {
+      const runtime = estimator.ageRuntime
+      log.info('face_check_ready', { workers: config.face.workers, age_runtime: runtime?.name })
+      // The face check still works, with the age model at about five times the cost a frame.
+      if (runtime?.name === 'tfjs-wasm') log.error('face_check_slow_runtime', { message: runtime.reason, hint: 'onnxruntime could not load: the age model runs on WebAssembly (docs/deploy.md)' })
+    },
     (cause) =>
       closing || log.error('face_check_unavailable', { message: String(cause instanceof Error ? cause.message : cause), hint: 'set FACE_CHECK=0 to run without the face check' }),
   )
   return {
-    ...estimator,
+    ready: estimator.ready,
+    get ageRuntime() {
+      return estimator.ageRuntime
+    },
+    analyze: (image, views) => estimator.analyze(image, views),
     close: () => {
       closing = true
       return estimator.close()

@@ -132,6 +132,10 @@ describe.skipIf(!built)('the compiled binary', () => {
     await waitUntilReady(baseUrl)
     const ready = (await (await fetch(`${baseUrl}/readyz`)).json()) as { checks: { estimator?: boolean } }
     expect(ready.checks.estimator).toBe(true)
+    // The age model runs in onnxruntime, whose library the build embeds beside its binding (Linux only).
+    const logged = readFileSync(join(workDir, 'server.log'), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>)
+    if (process.platform === 'linux') expect(logged.find((line) => line.event === 'face_check_ready')).toMatchObject({ age_runtime: 'onnxruntime' })
+    expect(logged.filter((line) => line.event === 'face_check_slow_runtime')).toEqual([])
     // The estimator's threads run at FACE_NICE (5 by default), the server's HTTP thread at 0 (issue 34).
     if (process.platform === 'linux') {
       const niceOf = (tid: string) => Number(readFileSync(`/proc/${server!.pid}/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16])

@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { GraphModel } from '@tensorflow/tfjs-converter'
-import type { Tensor, Tensor3D, Tensor4D } from '@tensorflow/tfjs-core'
+import type { Tensor, Tensor3D } from '@tensorflow/tfjs-core'
+import { appendTfGraph, OnnxGraph } from './onnx.ts'
 import { foldRelu6, scalarWeights, type GraphNode, type WeightSpec } from './relu6.ts'
-import type { AgeViews } from './types.ts'
+import type { AgeRuntime, AgeViews } from './types.ts'
 
 /** The slice of tfjs the age model needs: Human's own tfjs instance is passed in, never a second copy. */
 type Tf = typeof import('@tensorflow/tfjs-core')
@@ -21,17 +22,119 @@ type ModelJson = {
   signature?: { outputs?: Record<string, unknown> }
 } & Record<string, unknown>
 
-/**
- * Loads the age model from `dir` (the carried files, unchanged) with its ReLU6 clips folded into single
- * operations (src/estimator/relu6.ts): the same outputs, bit for bit, in about half the time.
- */
-export async function loadAgeModel(tf: Tf & { loadGraphModel: typeof import('@tensorflow/tfjs-converter').loadGraphModel }, dir: string): Promise<GraphModel> {
+/** The carried model as read from `dir`: its graph with the ReLU6 clips folded (src/estimator/relu6.ts), and its weights. */
+function readAgeModel(dir: string) {
   const model = JSON.parse(readFileSync(join(dir, AGE_MODEL), 'utf8')) as ModelJson
   const weightSpecs = model.weightsManifest.flatMap((group) => group.weights)
   const weightData = new Uint8Array(Buffer.concat(model.weightsManifest.flatMap((group) => group.paths.map((path) => readFileSync(join(dir, path)))))).buffer
   const outputs = Object.keys(model.signature?.outputs ?? {})
   const node = foldRelu6(model.modelTopology.node, scalarWeights(weightSpecs, weightData), outputs)
+  return { model, node, weightSpecs, weightData }
+}
+
+/**
+ * Loads the age model from `dir` (the carried files, unchanged) into tfjs, with its ReLU6 clips folded into
+ * single operations: the same outputs, bit for bit, in about half the time. The service runs it in
+ * onnxruntime instead (loadAgeRunner); this is the fallback, and the reference the tests compare against.
+ */
+export async function loadAgeModel(tf: TfWithLoader, dir: string): Promise<GraphModel> {
+  const { model, node, weightSpecs, weightData } = readAgeModel(dir)
   return tf.loadGraphModel(tf.io.fromMemory({ ...model, modelTopology: { ...model.modelTopology, node }, weightSpecs, weightData }))
+}
+
+type TfWithLoader = Tf & { loadGraphModel: typeof import('@tensorflow/tfjs-converter').loadGraphModel }
+
+/** The age model's two outputs for a batch, a row a face: the softmax over the one-year classes and the pooled features. */
+export type AgeOutputs = { softmax: Float32Array; pooled: Float32Array }
+
+export type AgeRunner = {
+  runtime: AgeRuntime
+  /**
+   * `crops`: `count` face crops of `height` × `width` × 3, RGB in 0..1 (as Human's detector gives them), one
+   * after another. Each is prepared as FaceRes was trained: scaled to INPUT_SIDE, BGR 0..255 less BGR_MEAN.
+   */
+  run(crops: Float32Array, count: number, height: number, width: number): Promise<AgeOutputs>
+  dispose(): void
+}
+
+const SOFTMAX = 'age_pred/Softmax'
+const POOLED = 'global_pooling/Mean'
+
+/**
+ * The age model as the estimator runs it: in onnxruntime (the graph converted by src/estimator/onnx.ts,
+ * on the calling thread, one core), where a pass with its preparation takes about a fifth of what tfjs'
+ * WASM backend takes (docs/performance.md), with the same outputs to within float rounding
+ * (test/estimator/age-runner.test.ts). Where onnxruntime cannot load (a platform its package has no
+ * library for), the same model runs in tfjs, and `runtime` says so with the reason.
+ */
+export async function loadAgeRunner(tf: TfWithLoader, dir: string, options: { runtime?: AgeRuntime['name'] } = {}): Promise<AgeRunner> {
+  let reason = 'chosen'
+  if (options.runtime !== 'tfjs-wasm') {
+    try {
+      return await onnxAgeRunner(dir)
+    } catch (error) {
+      reason = error instanceof Error ? error.message : String(error)
+    }
+  }
+  const model = await loadAgeModel(tf, dir)
+  return {
+    runtime: { name: 'tfjs-wasm', reason },
+    run: async (crops, count, height, width) => {
+      const outputs = tf.tidy(() => {
+        const resized = tf.image.resizeBilinear(tf.tensor4d(crops, [count, height, width, 3]), [INPUT_SIDE, INPUT_SIDE], false)
+        return model.execute(tf.sub(tf.reverse(tf.mul(resized, 255), -1), tf.tensor1d([...BGR_MEAN]))) as Tensor[]
+      })
+      try {
+        const find = (size: number) => outputs.find((t) => t.shape.length === 2 && t.shape[1] === size)?.dataSync() as Float32Array | undefined
+        const softmax = find(AGE_CLASSES)
+        const pooled = find(FEATURES)
+        if (!softmax || !pooled) throw new Error('the age model gave no age or feature output')
+        return { softmax, pooled }
+      } finally {
+        tf.dispose(outputs)
+      }
+    },
+    dispose: () => model.dispose(),
+  }
+}
+
+async function onnxAgeRunner(dir: string): Promise<AgeRunner> {
+  const { loadOnnxRuntime } = await import('./onnxruntime.ts')
+  const ort = await loadOnnxRuntime()
+  const { node, weightSpecs, weightData } = readAgeModel(dir)
+  const weights = new Map<string, { shape: number[]; values: Float32Array | Int32Array }>()
+  let offset = 0
+  for (const spec of weightSpecs) {
+    if (spec.quantization || (spec.dtype !== 'int32' && spec.dtype !== 'float32')) throw new Error(`the age model's weight ${spec.name} is ${spec.dtype}, which is not converted`)
+    const size = spec.shape.reduce((product, dim) => product * dim, 1)
+    weights.set(spec.name, { shape: spec.shape, values: new (spec.dtype === 'int32' ? Int32Array : Float32Array)(weightData, offset, size) })
+    offset += size * 4
+  }
+  // The preparation, in the graph: TensorFlow's bilinear scaling without half-pixel centres is ONNX's "asymmetric" one.
+  const graph = new OnnxGraph()
+  const nchw = graph.node('Transpose', [graph.input('crops', ['batch', 'height', 'width', 3])], 'crops/nchw', [{ name: 'perm', ints: [0, 3, 1, 2] }])
+  const side = graph.constant('crops/side', [2], BigInt64Array.of(BigInt(INPUT_SIDE), BigInt(INPUT_SIDE)))
+  const resized = graph.node('Resize', [nchw, '', '', side], 'crops/resized', [
+    { name: 'axes', ints: [2, 3] },
+    { name: 'mode', text: 'linear' },
+    { name: 'coordinate_transformation_mode', text: 'asymmetric' },
+  ])
+  const bgr = graph.node('Gather', [resized, graph.constant('crops/bgr-order', [3], BigInt64Array.of(2n, 1n, 0n))], 'crops/bgr', [{ name: 'axis', int: 1 }])
+  const scaled = graph.node('Mul', [bgr, graph.constant('crops/255', [], Float32Array.of(255))], 'crops/scaled')
+  const centred = graph.node('Sub', [scaled, graph.constant('crops/mean', [3, 1, 1], Float32Array.from(BGR_MEAN))], 'crops/centred')
+  appendTfGraph(graph, node, weights, centred)
+  graph.output(SOFTMAX, ['batch', AGE_CLASSES])
+  graph.output(POOLED, ['batch', FEATURES])
+  // One thread: each estimator worker has its core, and runs a frame at a time.
+  const session = await ort.InferenceSession.create(graph.model(), { intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: 'sequential', logSeverityLevel: 3 })
+  return {
+    runtime: { name: 'onnxruntime' },
+    run: async (crops, count, height, width) => {
+      const outputs = await session.run({ crops: new ort.Tensor('float32', crops, [count, height, width, 3]) })
+      return { softmax: outputs[SOFTMAX]!.data as Float32Array, pooled: outputs[POOLED]!.data as Float32Array }
+    },
+    dispose: () => void session.release(),
+  }
 }
 
 /**
@@ -43,6 +146,7 @@ export async function loadAgeModel(tf: Tf & { loadGraphModel: typeof import('@te
 export const BGR_MEAN = [103.939, 116.779, 123.68] as const
 export const INPUT_SIDE = 224
 const AGE_CLASSES = 100
+const FEATURES = 1024
 
 export type AgeAndDescriptor = {
   /** Years: the expectation over the 100 one-year classes, averaged over the face and its mirror image. */
@@ -56,26 +160,30 @@ export type AgeAndDescriptor = {
  * its mirror image, or both in one batch. The age is read as the expectation Σ i·pᵢ over the softmax,
  * the way the model's authors read it: the arg-max (Human's reading) jumps between neighbouring modes of
  * a flat distribution, which is exactly what a teenager's face gives. The mirror image halves the noise
- * of a single pass; each view costs one pass (about 115 ms on one core).
+ * of a single pass; each view costs one pass.
  */
-export function estimateAge(tf: Tf, model: GraphModel, crop: Tensor3D | Tensor4D, views: AgeViews = 'both'): AgeAndDescriptor {
-  const [ages, features] = tf.tidy(() => {
-    const resized = tf.image.resizeBilinear(crop.rank === 3 ? tf.expandDims<Tensor4D>(crop, 0) : (crop as Tensor4D), [INPUT_SIDE, INPUT_SIDE], false)
-    const bgr = tf.sub(tf.reverse(tf.mul(resized, 255), -1), tf.tensor1d([...BGR_MEAN]))
-    const batch = views === 'original' ? bgr : views === 'mirror' ? tf.reverse(bgr, 2) : tf.concat([bgr, tf.reverse(bgr, 2)], 0)
-    const outputs = model.execute(batch) as Tensor[]
-    const softmax = outputs.find((t) => t.shape.length === 2 && t.shape[1] === AGE_CLASSES)
-    const pooled = outputs.find((t) => t.shape.length === 2 && t.shape[1] === 1024)
-    if (!softmax || !pooled) throw new Error('the age model gave no age or feature output')
-    const expectation = tf.sum(tf.mul(softmax, tf.range(0, AGE_CLASSES, 1, 'float32')), 1)
-    return [expectation, tf.mean(pooled, 0)]
-  })
-  try {
-    const readings = Array.from(ages.dataSync() as Float32Array)
-    const age = readings.reduce((sum, value) => sum + value, 0) / readings.length
-    return { age: round1(age), descriptor: unitLength(features.dataSync() as Float32Array) }
-  } finally {
-    tf.dispose([ages, features])
+export async function estimateAge(runner: AgeRunner, crop: Tensor3D, views: AgeViews = 'both'): Promise<AgeAndDescriptor> {
+  const [height, width] = crop.shape
+  const pixels = crop.dataSync() as Float32Array
+  const count = views === 'both' ? 2 : 1
+  const crops = new Float32Array(count * pixels.length)
+  if (views !== 'mirror') crops.set(pixels)
+  if (views !== 'original') mirrorInto(crops.subarray(crops.length - pixels.length), pixels, height, width)
+  const { softmax, pooled } = await runner.run(crops, count, height, width)
+  let age = 0
+  const features = new Float32Array(FEATURES)
+  for (let row = 0; row < count; row++) {
+    for (let i = 0; i < AGE_CLASSES; i++) age += (i * softmax[row * AGE_CLASSES + i]!) / count
+    for (let i = 0; i < FEATURES; i++) features[i]! += pooled[row * FEATURES + i]! / count
+  }
+  return { age: round1(age), descriptor: unitLength(features) }
+}
+
+/** The crop left to right: each row's pixels (three values each) in reverse order. */
+function mirrorInto(target: Float32Array, pixels: Float32Array, height: number, width: number) {
+  for (let y = 0; y < height; y++) {
+    const row = y * width * 3
+    for (let x = 0; x < width; x++) target.set(pixels.subarray(row + x * 3, row + x * 3 + 3), row + (width - 1 - x) * 3)
   }
 }
 

@@ -4,12 +4,12 @@ import jpeg from 'jpeg-js'
 // The node-wasm build by path: the package's exports map does not resolve it. Imported statically so a
 // compiled binary bundles it, with the tfjs packages it requires.
 import { Human } from '../../node_modules/@vladmandic/human/dist/human.node-wasm.js'
-import { estimateAge, loadAgeModel } from './age-model.ts'
+import { estimateAge, INPUT_SIDE, loadAgeRunner, type AgeRunner } from './age-model.ts'
 import { faceAssetFolders } from './embedded-assets.ts'
 import { decodeImage, type RgbImage } from './image.ts'
 import { MESH_POINTS } from './mesh-points.ts'
 import { laplacianVariance } from './sharpness.ts'
-import type { AgeViews, FaceObservation, FrameAnalysis, Landmarks, MeshPoint, Point } from './types.ts'
+import type { AgeRuntime, AgeViews, FaceObservation, FrameAnalysis, Landmarks, MeshPoint, Point } from './types.ts'
 
 /** Where Human's models, the age model and the tfjs wasm binaries are; each defaults to the one the program carries. */
 export type EngineAssets = { modelsDir?: string; wasmDir?: string; ageModelDir?: string }
@@ -20,6 +20,7 @@ export type HumanEngine = {
   warmUp(): Promise<void>
   /** Live tensors in the tfjs engine, to check that analyses do not leak. */
   numTensors(): number
+  ageRuntime: AgeRuntime
   close(): void
 }
 
@@ -93,7 +94,7 @@ export async function createHumanEngine(assets: EngineAssets = {}): Promise<Huma
   const loaded = human.models.loaded()
   const missing = REQUIRED_MODELS.filter((name) => !loaded.includes(name))
   if (missing.length) throw new Error(`face models failed to load: ${missing.join(', ')}`)
-  const ageModel = await loadAgeModel(human.tf, ageModelDir)
+  const ageModel = await loadAgeRunner(human.tf, ageModelDir)
 
   // The frame as the int32 samples tfjs takes, in one array kept for the engine's life: tfjs copies it into
   // the WASM heap at once, and a new one a frame (8 MB for 960 × 720) was garbage the worker had to collect.
@@ -116,7 +117,8 @@ export async function createHumanEngine(assets: EngineAssets = {}): Promise<Huma
     // A generated, faceless JPEG runs the decoder and the detector; the face models, which only run on
     // a face, each get one zero input. Without this the first real frame takes about twice as long.
     await analyzeImage(warmUpJpeg())
-    for (const model of [...Object.values(human.models.models), ageModel as (typeof human.models.models)[string]]) {
+    await ageModel.run(new Float32Array(INPUT_SIDE * INPUT_SIDE * 3), 1, INPUT_SIDE, INPUT_SIDE)
+    for (const model of Object.values(human.models.models)) {
       const shape = model?.inputs[0]?.shape
       if (!model || !shape) continue
       const zeros = human.tf.zeros(shape.map((dim, i) => (dim > 0 ? dim : i === 0 ? 1 : 64)))
@@ -129,6 +131,7 @@ export async function createHumanEngine(assets: EngineAssets = {}): Promise<Huma
     analyzeImage,
     warmUp,
     numTensors: () => human.tf.memory().numTensors,
+    ageRuntime: ageModel.runtime,
     close: () => {
       for (const model of Object.values(human.models.models)) model?.dispose()
       ageModel.dispose()
@@ -136,19 +139,18 @@ export async function createHumanEngine(assets: EngineAssets = {}): Promise<Huma
   }
 }
 
-type AgeModel = Parameters<typeof estimateAge>[1]
-
-async function detectFaces(human: Human, ageModel: AgeModel, image: RgbImage, samples: Int32Array, views: AgeViews): Promise<FaceObservation[]> {
+async function detectFaces(human: Human, ageModel: AgeRunner, image: RgbImage, samples: Int32Array, views: AgeViews): Promise<FaceObservation[]> {
   const input = human.tf.tensor3d(samples, [image.height, image.width, 3], 'int32')
   const crops: { dispose(): void }[] = []
   try {
     const result = await human.detect(input)
     for (const face of result.face) if (face.tensor) crops.push(face.tensor)
     if (result.error) throw new Error(`face detection failed: ${result.error}`)
-    return result.face.map((face) => {
+    const observations: FaceObservation[] = []
+    for (const face of result.face) {
       const [x, y, width, height] = clipBox(face.box, image)
       // The crop is [h, w, 3] in 0..1; without one (never seen) the face still counts and fails closed.
-      const estimate = face.tensor ? estimateAge(human.tf, ageModel, face.tensor as never, views) : undefined
+      const estimate = face.tensor ? await estimateAge(ageModel, face.tensor as never, views) : undefined
       const observation: FaceObservation = {
         age: estimate && Number.isFinite(estimate.age) ? estimate.age : 0,
         // The detector's own confidence: with the mesh on, Human's `score` is the mesh's, which is near 1
@@ -164,8 +166,9 @@ async function detectFaces(human: Human, ageModel: AgeModel, image: RgbImage, sa
       if (mesh) observation.mesh = mesh
       const angle = face.rotation?.angle
       if (angle) observation.pose = { yaw: degrees(angle.yaw), pitch: degrees(angle.pitch), roll: degrees(angle.roll) }
-      return observation
-    })
+      observations.push(observation)
+    }
+    return observations
   } finally {
     input.dispose()
     human.tf.dispose(crops as never)

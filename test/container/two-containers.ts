@@ -42,7 +42,7 @@ async function docker(...args: string[]): Promise<string> {
 
 /** The flags an operator's `docker run` would have (docs/deploy.md, "Container"), plus this run's label. */
 function runFlags(env: Record<string, string>): string[] {
-  const flags = ['--label', LABEL, '--network', 'host', '--read-only', '--tmpfs', '/tmp', '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges']
+  const flags = ['--label', LABEL, '--network', 'host', '--read-only', '--tmpfs', '/tmp:exec', '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges']
   for (const [name, value] of Object.entries(env)) flags.push('-e', `${name}=${value}`)
   return flags
 }
@@ -108,6 +108,14 @@ test('both run as the image\'s user 10001 on a read-only root', async () => {
   for (const c of [a, b]) {
     const [seen] = JSON.parse(await docker('inspect', c.name)) as [{ Config: { User: string }; HostConfig: { ReadonlyRootfs: boolean } }]
     expect([seen.Config.User, seen.HostConfig.ReadonlyRootfs]).toEqual(['10001:10001', true])
+  }
+})
+
+test('the age model runs in onnxruntime, loaded from the tmpfs', async () => {
+  for (const c of [a, b]) {
+    const child = Bun.spawn([DOCKER, 'logs', c.name], { stdout: 'pipe', stderr: 'pipe' })
+    const lines = (await new Response(child.stderr).text()).split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>)
+    expect(lines.find((line) => line.event === 'face_check_ready')).toMatchObject({ age_runtime: 'onnxruntime' })
   }
 })
 

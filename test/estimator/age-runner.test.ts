@@ -1,0 +1,138 @@
+import { beforeAll, describe, expect, test } from 'bun:test'
+import { loadGraphModel } from '@tensorflow/tfjs-converter'
+import * as tf from '@tensorflow/tfjs-core'
+import { estimateAge, loadAgeRunner, type AgeRunner } from '../../src/estimator/age-model.ts'
+import { faceAssetFolders } from '../../src/estimator/embedded-assets.ts'
+import { appendTfGraph, OnnxGraph, type TfWeights } from '../../src/estimator/onnx.ts'
+import { loadOnnxRuntime } from '../../src/estimator/onnxruntime.ts'
+import type { GraphNode } from '../../src/estimator/relu6.ts'
+import { readPngPixels } from '../../src/images/png-pixels.ts'
+import { closeUpJpeg } from './sample-photos.ts'
+import { sharedHumanEngine } from './shared-engine.ts'
+
+/**
+ * The age model in onnxruntime (src/estimator/onnx.ts converts the carried TensorFlow.js graph) against the
+ * same model in tfjs, the second library: what the service runs must say what the model says.
+ */
+const { ageModelDir } = faceAssetFolders()
+const tfWithLoader = { ...tf, loadGraphModel } as never
+let onnx: AgeRunner
+let reference: AgeRunner
+
+beforeAll(async () => {
+  // The shared engine sets up tfjs' WASM backend, which the reference runs on.
+  await sharedHumanEngine()
+  onnx = await loadAgeRunner(tfWithLoader, ageModelDir)
+  reference = await loadAgeRunner(tfWithLoader, ageModelDir, { runtime: 'tfjs-wasm' })
+}, 120_000)
+
+/** A face crop as Human's detector gives it: [h, w, 3] RGB in 0..1, here from a real photo. */
+async function faceCrop(which: 'olderLooking' | 'youngerLooking', side: number): Promise<tf.Tensor3D> {
+  const image = new Bun.Image(await closeUpJpeg(which)).resize(side, side, { fit: 'fill' }).png({ compressionLevel: 0 })
+  const pixels = readPngPixels(await image.bytes())!
+  return tf.tidy(() => tf.div(tf.tensor3d(Int32Array.from(pixels.data), [pixels.height, pixels.width, 3], 'int32'), 255)) as tf.Tensor3D
+}
+
+describe('the age model in onnxruntime', () => {
+  test('loads in onnxruntime here (the package has a library for this platform)', () => {
+    expect(onnx.runtime).toEqual({ name: 'onnxruntime' })
+    expect(reference.runtime).toEqual({ name: 'tfjs-wasm', reason: 'chosen' })
+  })
+
+  test('gives the age and descriptor tfjs gives, on real faces, each view, and crops of other sizes', async () => {
+    // 192 is what Human's detector hands over; 150 × 150 and 240 × 240 check the scaling to 224 both ways.
+    for (const [which, side] of [['olderLooking', 192], ['youngerLooking', 192], ['olderLooking', 150], ['youngerLooking', 240]] as const) {
+      const crop = await faceCrop(which, side)
+      try {
+        for (const views of ['both', 'original', 'mirror'] as const) {
+          const [got, want] = [await estimateAge(onnx, crop, views), await estimateAge(reference, crop, views)]
+          expect(Math.abs(got.age - want.age)).toBeLessThanOrEqual(0.1)
+          const cosine = got.descriptor.reduce((sum, value, i) => sum + value * want.descriptor[i]!, 0)
+          expect(cosine).toBeGreaterThan(0.99999)
+        }
+      } finally {
+        crop.dispose()
+      }
+    }
+  }, 120_000)
+
+  test('tells the two faces apart as tfjs does: the older-looking face is estimated older', async () => {
+    const [older, younger] = [await faceCrop('olderLooking', 192), await faceCrop('youngerLooking', 192)]
+    try {
+      const [a, b] = [await estimateAge(onnx, older), await estimateAge(onnx, younger)]
+      expect(a.age).toBeGreaterThan(b.age + 3)
+      // Two people: their descriptors are far apart; one person's two views are close.
+      const cosine = (x: number[], y: number[]) => x.reduce((sum, value, i) => sum + value * y[i]!, 0)
+      expect(cosine(a.descriptor, b.descriptor)).toBeLessThan(cosine(a.descriptor, (await estimateAge(onnx, older, 'mirror')).descriptor))
+    } finally {
+      tf.dispose([older, younger])
+    }
+  }, 60_000)
+})
+
+describe('appendTfGraph', () => {
+  const input: GraphNode = { name: 'x', op: 'Placeholder', attr: { shape: { shape: { dim: [{ size: '-1' }, { size: '-1' }, { size: '-1' }, { size: '3' }] } } } }
+  const b64 = (text: string) => Buffer.from(text).toString('base64')
+  const conv = (name: string, from: string, op: string, stride: number, padding: string): GraphNode => ({
+    name,
+    op,
+    input: [from, `${name}/w`],
+    attr: { strides: { list: { i: ['1', String(stride), String(stride), '1'] } }, padding: { s: b64(padding) }, data_format: { s: b64('NHWC') }, dilations: { list: { i: ['1', '1', '1', '1'] } } },
+  })
+  const random = (size: number, seed: number) => Float32Array.from({ length: size }, (_, i) => Math.sin(seed * 7919 + i * 12.9898) * 0.5)
+
+  async function runConverted(nodes: GraphNode[], weights: TfWeights, output: string, x: tf.Tensor4D): Promise<Float32Array> {
+    const graph = new OnnxGraph()
+    const nchw = graph.node('Transpose', [graph.input('x', ['n', 'h', 'w', 3])], 'x/nchw', [{ name: 'perm', ints: [0, 3, 1, 2] }])
+    appendTfGraph(graph, nodes, weights, nchw)
+    graph.output(output, ['n', 'c', 'h', 'w'])
+    const ort = await loadOnnxRuntime()
+    const session = await ort.InferenceSession.create(graph.model())
+    const result = await session.run({ x: new ort.Tensor('float32', x.dataSync() as Float32Array, x.shape) })
+    await session.release()
+    return result[output]!.data as Float32Array
+  }
+
+  test('convolutions with SAME padding at strides 1 and 2, on odd and even sides, equal tfjs (NCHW against NHWC)', async () => {
+    await sharedHumanEngine()
+    const weights = new Map([
+      ['a/w', { shape: [3, 3, 3, 4], values: random(3 * 3 * 3 * 4, 1) }],
+      ['b/w', { shape: [3, 3, 4, 1], values: random(3 * 3 * 4, 2) }],
+      ['c/w', { shape: [1, 1, 4, 2], values: random(4 * 2, 3) }],
+      ['d/w', { shape: [2], values: Float32Array.of(0.5, -1) }],
+    ])
+    const nodes: GraphNode[] = [
+      input,
+      conv('a', 'x', 'Conv2D', 2, 'SAME'),
+      { name: 'a/relu6', op: 'Relu6', input: ['a'] },
+      conv('b', 'a/relu6', 'DepthwiseConv2dNative', 2, 'SAME'),
+      conv('c', 'b', 'Conv2D', 1, 'VALID'),
+      { name: 'd', op: 'Add', input: ['c', 'd/w'] },
+    ]
+    for (const side of [9, 10, 17]) {
+      const x = tf.tensor4d(random(side * (side + 1) * 3, side), [1, side, side + 1, 3])
+      const want = tf.tidy(() => {
+        const a = tf.clipByValue(tf.conv2d(x, tf.tensor4d(weights.get('a/w')!.values, [3, 3, 3, 4]), 2, 'same'), 0, 6)
+        const b = tf.depthwiseConv2d(a, tf.tensor4d(weights.get('b/w')!.values, [3, 3, 4, 1]), 2, 'same')
+        const c = tf.conv2d(b, tf.tensor4d(weights.get('c/w')!.values, [1, 1, 4, 2]), 1, 'valid')
+        return tf.transpose(tf.add(c, tf.tensor1d(weights.get('d/w')!.values)), [0, 3, 1, 2])
+      })
+      const got = await runConverted(nodes, weights, 'd', x)
+      expect(got.length).toBe(want.size)
+      const expected = want.dataSync()
+      for (let i = 0; i < got.length; i++) expect(got[i]!).toBeCloseTo(expected[i]!, 5)
+      tf.dispose([x, want])
+    }
+  })
+
+  test('refuses what it does not convert, when the model loads, instead of running it wrong', () => {
+    const graph = () => new OnnxGraph()
+    const weights = new Map([['a/w', { shape: [3, 3, 3, 2], values: random(54, 1) }], ['axes', { shape: [2], values: Int32Array.of(1, 3) }]])
+    expect(() => appendTfGraph(graph(), [input, { name: 'p', op: 'MaxPool', input: ['x'] }], weights, 'x')).toThrow('the operation MaxPool (p) is not converted')
+    expect(() => appendTfGraph(graph(), [input, conv('a', 'x', 'DepthwiseConv2dNative', 1, 'SAME')], weights, 'x')).toThrow('channel multiplier 2')
+    expect(() => appendTfGraph(graph(), [input, conv('a', 'x', 'Conv2D', 1, 'EXPLICIT')], weights, 'x')).toThrow('padding EXPLICIT')
+    expect(() => appendTfGraph(graph(), [input, { name: 'm', op: 'Mean', input: ['x', 'axes'] }], weights, 'x')).toThrow('only a mean over height and width')
+    expect(() => appendTfGraph(graph(), [input, { name: 'c', op: 'Conv2D', input: ['x', 'missing'] }], weights, 'x')).toThrow('is not a Float32Array constant of rank 4')
+    expect(() => appendTfGraph(graph(), [input, input], weights, 'x')).toThrow('the graph has 2 inputs')
+  })
+})
