@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { GraphModel } from '@tensorflow/tfjs-converter'
-import type { Tensor, Tensor3D } from '@tensorflow/tfjs-core'
+import type { Tensor, Tensor3D, Tensor4D } from '@tensorflow/tfjs-core'
 import { appendTfGraph, OnnxGraph } from './onnx.ts'
 import { foldRelu6, scalarWeights, type GraphNode, type WeightSpec } from './relu6.ts'
 import type { AgeRuntime, AgeViews } from './types.ts'
@@ -162,9 +162,11 @@ export type AgeAndDescriptor = {
  * a flat distribution, which is exactly what a teenager's face gives. The mirror image halves the noise
  * of a single pass; each view costs one pass.
  */
-export async function estimateAge(runner: AgeRunner, crop: Tensor3D, views: AgeViews = 'both'): Promise<AgeAndDescriptor> {
-  const [height, width] = crop.shape
+export async function estimateAge(runner: AgeRunner, crop: Tensor3D | Tensor4D, views: AgeViews = 'both'): Promise<AgeAndDescriptor> {
+  // [h, w, 3], or [1, h, w, 3]: one face either way.
+  const [height, width] = crop.shape.slice(-3, -1) as [number, number]
   const pixels = crop.dataSync() as Float32Array
+  if (pixels.length !== height * width * 3) throw new Error(`the age model takes one face crop, not ${crop.shape.join(' × ')}`)
   const count = views === 'both' ? 2 : 1
   const crops = new Float32Array(count * pixels.length)
   if (views !== 'mirror') crops.set(pixels)

@@ -56,6 +56,17 @@ describe('the age model in onnxruntime', () => {
     }
   }, 120_000)
 
+  test('reads a crop with a batch dimension of one as the same face, and refuses two faces in one crop', async () => {
+    const crop = await faceCrop('olderLooking', 192)
+    const [batched, two] = [tf.expandDims(crop, 0) as tf.Tensor4D, tf.stack([crop, crop]) as tf.Tensor4D]
+    try {
+      expect(await estimateAge(onnx, batched)).toEqual(await estimateAge(onnx, crop))
+      await expect(estimateAge(onnx, two)).rejects.toThrow('the age model takes one face crop, not 2 × 192 × 192 × 3')
+    } finally {
+      tf.dispose([crop, batched, two])
+    }
+  })
+
   test('tells the two faces apart as tfjs does: the older-looking face is estimated older', async () => {
     const [older, younger] = [await faceCrop('olderLooking', 192), await faceCrop('youngerLooking', 192)]
     try {
