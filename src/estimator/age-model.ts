@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import type { GraphModel } from '@tensorflow/tfjs-converter'
 import type { Tensor, Tensor3D, Tensor4D } from '@tensorflow/tfjs-core'
 import { appendTfGraph, OnnxGraph } from './onnx.ts'
+import type { OnnxRuntime } from './onnxruntime.ts'
 import { foldRelu6, scalarWeights, type GraphNode, type WeightSpec } from './relu6.ts'
 import type { AgeRuntime, AgeViews } from './types.ts'
 
@@ -67,11 +68,11 @@ const POOLED = 'global_pooling/Mean'
  * (test/estimator/age-runner.test.ts). Where onnxruntime cannot load (a platform its package has no
  * library for), the same model runs in tfjs, and `runtime` says so with the reason.
  */
-export async function loadAgeRunner(tf: TfWithLoader, dir: string, options: { runtime?: AgeRuntime['name'] } = {}): Promise<AgeRunner> {
+export async function loadAgeRunner(tf: TfWithLoader, dir: string, options: { runtime?: AgeRuntime['name']; loadOnnxRuntime?: () => Promise<OnnxRuntime> } = {}): Promise<AgeRunner> {
   let reason = 'chosen'
   if (options.runtime !== 'tfjs-wasm') {
     try {
-      return await onnxAgeRunner(dir)
+      return await onnxAgeRunner(dir, options.loadOnnxRuntime ?? (async () => (await import('./onnxruntime.ts')).loadOnnxRuntime()))
     } catch (error) {
       reason = error instanceof Error ? error.message : String(error)
     }
@@ -98,8 +99,7 @@ export async function loadAgeRunner(tf: TfWithLoader, dir: string, options: { ru
   }
 }
 
-async function onnxAgeRunner(dir: string): Promise<AgeRunner> {
-  const { loadOnnxRuntime } = await import('./onnxruntime.ts')
+async function onnxAgeRunner(dir: string, loadOnnxRuntime: () => Promise<OnnxRuntime>): Promise<AgeRunner> {
   const ort = await loadOnnxRuntime()
   const { node, weightSpecs, weightData } = readAgeModel(dir)
   const weights = new Map<string, { shape: number[]; values: Float32Array | Int32Array }>()

@@ -56,6 +56,20 @@ describe('the age model in onnxruntime', () => {
     }
   }, 120_000)
 
+  test('where onnxruntime cannot load, the same model runs on tfjs and says why', async () => {
+    const fallback = await loadAgeRunner(tfWithLoader, ageModelDir, {
+      loadOnnxRuntime: () => Promise.reject(new Error('libonnxruntime.so.1: failed to map segment from shared object')),
+    })
+    const crop = await faceCrop('youngerLooking', 192)
+    try {
+      expect(fallback.runtime).toEqual({ name: 'tfjs-wasm', reason: 'libonnxruntime.so.1: failed to map segment from shared object' })
+      expect(await estimateAge(fallback, crop)).toEqual(await estimateAge(reference, crop))
+    } finally {
+      crop.dispose()
+      fallback.dispose()
+    }
+  }, 60_000)
+
   test('reads a crop with a batch dimension of one as the same face, and refuses two faces in one crop', async () => {
     const crop = await faceCrop('olderLooking', 192)
     const [batched, two] = [tf.expandDims(crop, 0) as tf.Tensor4D, tf.stack([crop, crop]) as tf.Tensor4D]
