@@ -4,7 +4,7 @@ import type { GraphModel } from '@tensorflow/tfjs-converter'
 import type { Tensor, Tensor3D, Tensor4D } from '@tensorflow/tfjs-core'
 import { appendTfGraph, OnnxGraph } from './onnx.ts'
 import type { OnnxRuntime } from './onnxruntime.ts'
-import { foldRelu6, scalarWeights, type GraphNode, type WeightSpec } from './relu6.ts'
+import { foldRelu6, readWeights, scalarWeights, type GraphNode, type WeightSpec } from './relu6.ts'
 import type { AgeRuntime, AgeViews } from './types.ts'
 
 /** The slice of tfjs the age model needs: Human's own tfjs instance is passed in, never a second copy. */
@@ -102,14 +102,8 @@ export async function loadAgeRunner(tf: TfWithLoader, dir: string, options: { ru
 async function onnxAgeRunner(dir: string, loadOnnxRuntime: () => Promise<OnnxRuntime>): Promise<AgeRunner> {
   const ort = await loadOnnxRuntime()
   const { node, weightSpecs, weightData } = readAgeModel(dir)
-  const weights = new Map<string, { shape: number[]; values: Float32Array | Int32Array }>()
-  let offset = 0
-  for (const spec of weightSpecs) {
-    if (spec.quantization || (spec.dtype !== 'int32' && spec.dtype !== 'float32')) throw new Error(`the age model's weight ${spec.name} is ${spec.dtype}, which is not converted`)
-    const size = spec.shape.reduce((product, dim) => product * dim, 1)
-    weights.set(spec.name, { shape: spec.shape, values: new (spec.dtype === 'int32' ? Int32Array : Float32Array)(weightData, offset, size) })
-    offset += size * 4
-  }
+  const weights = readWeights(weightSpecs, weightData)
+  if (!weights) throw new Error('the age model\'s weights are in a layout that is not converted (quantized, or of another type)')
   // The preparation, in the graph: TensorFlow's bilinear scaling without half-pixel centres is ONNX's "asymmetric" one.
   const graph = new OnnxGraph()
   const nchw = graph.node('Transpose', [graph.input('crops', ['batch', 'height', 'width', 3])], 'crops/nchw', [{ name: 'perm', ints: [0, 3, 1, 2] }])
@@ -184,8 +178,11 @@ export async function estimateAge(runner: AgeRunner, crop: Tensor3D | Tensor4D, 
 /** The crop left to right: each row's pixels (three values each) in reverse order. */
 function mirrorInto(target: Float32Array, pixels: Float32Array, height: number, width: number) {
   for (let y = 0; y < height; y++) {
-    const row = y * width * 3
-    for (let x = 0; x < width; x++) target.set(pixels.subarray(row + x * 3, row + x * 3 + 3), row + (width - 1 - x) * 3)
+    for (let x = 0, from = y * width * 3, to = from + (width - 1) * 3; x < width; x++, from += 3, to -= 3) {
+      target[to] = pixels[from]!
+      target[to + 1] = pixels[from + 1]!
+      target[to + 2] = pixels[from + 2]!
+    }
   }
 }
 

@@ -48,17 +48,27 @@ export function faceAssetFolders(): { modelsDir: string; wasmDir: string; ageMod
   const version = createHash('sha256').update(JSON.stringify([models, ageModel, wasm])).digest('hex').slice(0, 16)
   const root = join(tmpdir(), `ofage-face-${version}`)
   const folders = { modelsDir: join(root, 'models'), wasmDir: join(root, 'wasm'), ageModelDir: join(root, 'models') }
-  if (existsSync(root)) return folders
-  const staging = mkdtempSync(join(tmpdir(), 'ofage-face-staging-'))
-  mkdirSync(join(staging, 'models'))
-  mkdirSync(join(staging, 'wasm'))
-  for (const [name, file] of Object.entries({ ...models, ...ageModel })) writeFileSync(join(staging, 'models', name), readFileSync(file))
-  for (const [name, file] of Object.entries(wasm)) writeFileSync(join(staging, 'wasm', name), readFileSync(file))
+  placeOnce(root, (staging) => {
+    mkdirSync(join(staging, 'models'))
+    mkdirSync(join(staging, 'wasm'))
+    for (const [name, file] of Object.entries({ ...models, ...ageModel })) writeFileSync(join(staging, 'models', name), readFileSync(file))
+    for (const [name, file] of Object.entries(wasm)) writeFileSync(join(staging, 'wasm', name), readFileSync(file))
+  })
+  return folders
+}
+
+/**
+ * Makes the folder `root` once, with what `fill` writes into it: filled aside and renamed into place, so
+ * that workers starting together never see half of it; one that finds it there writes nothing.
+ */
+export function placeOnce(root: string, fill: (staging: string) => void): void {
+  if (existsSync(root)) return
+  const staging = mkdtempSync(join(tmpdir(), 'ofage-staging-'))
+  fill(staging)
   try {
     renameSync(staging, root)
   } catch {
     // Another worker put it in place first.
     rmSync(staging, { recursive: true, force: true })
   }
-  return folders
 }

@@ -1,7 +1,8 @@
 import { dlopen } from 'bun:ffi'
-import { existsSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { placeOnce } from './embedded-assets.ts'
 
 export type OnnxRuntime = typeof import('onnxruntime-node')
 
@@ -21,16 +22,9 @@ export async function loadOnnxRuntime(): Promise<OnnxRuntime> {
   if (library && !preloaded) {
     const folder = join(tmpdir(), `ofage-${library.name}`)
     const path = join(folder, 'libonnxruntime.so.1')
-    if (!existsSync(path)) {
-      const staging = mkdtempSync(join(tmpdir(), 'ofage-onnxruntime-staging-'))
-      writeFileSync(join(staging, 'libonnxruntime.so.1'), new Uint8Array(await library.arrayBuffer()))
-      try {
-        renameSync(staging, folder)
-      } catch {
-        // Another worker put it in place first.
-        rmSync(staging, { recursive: true, force: true })
-      }
-    }
+    // Read out of the binary (45 MB) only when the folder is not there yet.
+    const bytes = existsSync(folder) ? undefined : new Uint8Array(await library.arrayBuffer())
+    placeOnce(folder, (staging) => writeFileSync(join(staging, 'libonnxruntime.so.1'), bytes!))
     try {
       preloaded = dlopen(path, { OrtGetApiBase: { args: [], returns: 'ptr' } })
     } catch (error) {

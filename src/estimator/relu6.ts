@@ -3,23 +3,32 @@ export type GraphNode = { name: string; op: string; input?: string[]; attr?: Rec
 /** A weight's entry in model.json's `weightsManifest`: the weights lie one after another in its files. */
 export type WeightSpec = { name: string; shape: number[]; dtype: string; quantization?: unknown }
 
-const BYTES: Record<string, number> = { float32: 4, int32: 4 }
+/**
+ * Each weight by name, as a view of the weights' bytes (they lie one after another, four bytes a value);
+ * undefined when the layout is one this does not read (quantized or other types, or bytes that do not add
+ * up to the weights), so that nothing is read from it.
+ */
+export function readWeights(specs: readonly WeightSpec[], data: ArrayBuffer): Map<string, { shape: number[]; values: Float32Array | Int32Array }> | undefined {
+  const weights = new Map<string, { shape: number[]; values: Float32Array | Int32Array }>()
+  let offset = 0
+  for (const spec of specs) {
+    if (spec.quantization || (spec.dtype !== 'float32' && spec.dtype !== 'int32')) return undefined
+    const size = spec.shape.reduce((product, dim) => product * dim, 1)
+    if (offset + size * 4 > data.byteLength) return undefined
+    weights.set(spec.name, { shape: spec.shape, values: new (spec.dtype === 'int32' ? Int32Array : Float32Array)(data, offset, size) })
+    offset += size * 4
+  }
+  return offset === data.byteLength ? weights : undefined
+}
 
 /**
- * The scalar float32 weights (constants such as a clip's bounds) by name, read from the weights' bytes;
- * empty when the layout is one this does not read (quantized or unknown types), so nothing is rewritten.
+ * The scalar float32 weights (constants such as a clip's bounds) by name; empty when readWeights cannot
+ * read the layout, so nothing is rewritten.
  */
 export function scalarWeights(specs: readonly WeightSpec[], data: ArrayBuffer): Map<string, number> {
   const scalars = new Map<string, number>()
-  let offset = 0
-  for (const spec of specs) {
-    const bytes = BYTES[spec.dtype]
-    if (!bytes || spec.quantization) return new Map()
-    const size = spec.shape.reduce((product, dim) => product * dim, 1) * bytes
-    if (spec.shape.length === 0 && spec.dtype === 'float32' && offset + 4 <= data.byteLength) scalars.set(spec.name, new DataView(data).getFloat32(offset, true))
-    offset += size
-  }
-  return offset === data.byteLength ? scalars : new Map()
+  for (const [name, { shape, values }] of readWeights(specs, data) ?? []) if (shape.length === 0 && values instanceof Float32Array) scalars.set(name, values[0]!)
+  return scalars
 }
 
 /**
