@@ -2,7 +2,7 @@
 // them (19 MB). From a checkout these are the installed packages' own files; inside the binary they live
 // in its virtual file system, which tfjs cannot read, so they are copied out to a temporary folder.
 import { createHash } from 'node:crypto'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import blazefaceBin from '../../node_modules/@vladmandic/human/models/blazeface.bin' with { type: 'file' }
@@ -59,16 +59,24 @@ export function faceAssetFolders(): { modelsDir: string; wasmDir: string; ageMod
 
 /**
  * Makes the folder `root` once, with what `fill` writes into it: filled aside and renamed into place, so
- * that workers starting together never see half of it; one that finds it there writes nothing.
+ * that workers starting together never see half of it; one that finds it there writes nothing. What it
+ * holds is loaded as models and as a library, so a folder found there is used only if it is this user's
+ * own, a real folder that no one else may write: in a shared /tmp another user could have made it first.
  */
 export function placeOnce(root: string, fill: (staging: string) => void): void {
-  if (existsSync(root)) return
-  const staging = mkdtempSync(join(tmpdir(), 'ofage-staging-'))
-  fill(staging)
-  try {
-    renameSync(staging, root)
-  } catch {
-    // Another worker put it in place first.
-    rmSync(staging, { recursive: true, force: true })
+  if (!existsSync(root)) {
+    const staging = mkdtempSync(join(tmpdir(), 'ofage-staging-'))
+    fill(staging)
+    try {
+      renameSync(staging, root)
+    } catch {
+      // Another worker put it in place first.
+      rmSync(staging, { recursive: true, force: true })
+    }
+  }
+  const found = lstatSync(root)
+  const mine = process.getuid === undefined || found.uid === process.getuid()
+  if (!found.isDirectory() || !mine || (found.mode & 0o022) !== 0) {
+    throw new Error(`${root} is not a folder of this user's that only it may write: remove it, or set TMPDIR to a private folder`)
   }
 }
