@@ -8,7 +8,7 @@
  *   taskset -c 1 bun bench/face-stages.ts --clip intel-male-frontal --frames 20 --passes 3
  *   taskset -c 1 bun bench/face-stages.ts --side 960       # each frame scaled to 960 px, re-encoded at quality 0.9
  *   bun bench/face-stages.ts --side 960 --json             # one JSON object (what `bun run bench` reads)
- *   taskset -c 1 bun bench/face-stages.ts --age-runtime tfjs-wasm   # the age model on tfjs' WASM backend (the fallback)
+ *   taskset -c 1 bun bench/face-stages.ts --runtime tfjs-wasm   # the models on tfjs' WASM backend (the fallback)
  *
  * The first pass over the frames warms the engine and is not counted. `--side` sends frames as the page
  * does (public/face-capture.js: the camera's frame scaled to at most 960 px, JPEG at 0.9), which decode
@@ -23,11 +23,13 @@ import { Human } from '../node_modules/@vladmandic/human/dist/human.node-wasm.js
 import { estimateAge, loadAgeRunner } from '../src/estimator/age-model.ts'
 import { collectAfterFrame } from '../src/estimator/collect.ts'
 import { faceAssetFolders } from '../src/estimator/embedded-assets.ts'
-import { humanConfig } from '../src/estimator/human-engine.ts'
+import { frameInput, humanConfig } from '../src/estimator/human-engine.ts'
+import { runHumanModelsInOnnx } from '../src/estimator/human-models.ts'
 import { decodeImage } from '../src/estimator/image.ts'
+import { loadOnnxRuntime } from '../src/estimator/onnxruntime.ts'
 import { LIVENESS_DIR } from '../test/liveness/clips.ts'
 
-const { values } = parseArgs({ options: { clip: { type: 'string', default: 'intel-female-headturn' }, frames: { type: 'string', default: '40' }, passes: { type: 'string', default: '2' }, side: { type: 'string' }, json: { type: 'boolean', default: false }, 'age-runtime': { type: 'string', default: 'onnxruntime' } } })
+const { values } = parseArgs({ options: { clip: { type: 'string', default: 'intel-female-headturn' }, frames: { type: 'string', default: '40' }, passes: { type: 'string', default: '2' }, side: { type: 'string' }, json: { type: 'boolean', default: false }, runtime: { type: 'string', default: 'onnxruntime' } } })
 const dir = join(LIVENESS_DIR, values.clip, 'frames')
 const files = readdirSync(dir).filter((name) => name.endsWith('.jpg')).sort().slice(0, Number(values.frames))
 const side = values.side === undefined ? undefined : Number(values.side)
@@ -36,8 +38,11 @@ const frames = await Promise.all(files.map((name) => (side ? new Bun.Image(readF
 const folders = faceAssetFolders()
 const human = new Human(humanConfig(folders.modelsDir, folders.wasmDir))
 await human.load()
-const ageModel = await loadAgeRunner(human.tf, folders.ageModelDir, { runtime: values['age-runtime'] === 'tfjs-wasm' ? 'tfjs-wasm' : 'onnxruntime' })
+const ageModel = await loadAgeRunner(human.tf, folders.ageModelDir, { runtime: values.runtime === 'tfjs-wasm' ? 'tfjs-wasm' : 'onnxruntime' })
+// As the engine does (src/estimator/human-engine.ts): the detector and mesh run where the age model runs.
+if (ageModel.runtime.name === 'onnxruntime') runHumanModelsInOnnx(human.tf, human.models.models, folders.modelsDir, await loadOnnxRuntime())
 
+const frameTensor = frameInput(human.tf)
 const totals = { decode: 0, detect: 0, age: 0, collect: 0, frames: 0, faces: 0 }
 let size = ''
 for (let pass = 0; pass <= Number(values.passes); pass++) {
@@ -45,8 +50,9 @@ for (let pass = 0; pass <= Number(values.passes); pass++) {
     let started = performance.now()
     const image = await decodeImage(bytes)
     const decode = performance.now() - started
-    const input = human.tf.tensor3d(image.data, [image.height, image.width, 3], 'int32')
     started = performance.now()
+    // The frame into tfjs as the engine puts it, counted with the detector and mesh.
+    const input = frameTensor(image)
     const result = await human.detect(input)
     const detect = performance.now() - started
     const crops = result.face.flatMap((face) => (face.tensor ? [face.tensor as unknown as Tensor3D] : []))
@@ -74,9 +80,9 @@ const checksPerMinute = (count: number) => 60_000 / ((count * all) / totals.fram
 if (values.json) {
   // For `bun run bench`, which prints it beside the other goals.
   const stages = { decode: totals.decode / totals.frames, detect: totals.detect / totals.frames, age: totals.age / totals.frames, collect: totals.collect / totals.frames }
-  console.log(JSON.stringify({ size, ageRuntime: ageModel.runtime, msPerFrame: all / totals.frames, checksPerMinute: { tenFrames: checksPerMinute(10), twelveFrames: checksPerMinute(12) }, stages }))
+  console.log(JSON.stringify({ size, modelRuntime: ageModel.runtime, msPerFrame: all / totals.frames, checksPerMinute: { tenFrames: checksPerMinute(10), twelveFrames: checksPerMinute(12) }, stages }))
 } else {
-  console.log(`${values.clip}: ${totals.frames} frames of ${size} (${totals.faces} faces), the age model on ${JSON.stringify(ageModel.runtime)}, mean per frame`)
+  console.log(`${values.clip}: ${totals.frames} frames of ${size} (${totals.faces} faces), the models on ${JSON.stringify(ageModel.runtime)}, mean per frame`)
   console.log(`decode ${perFrame(totals.decode)}, detector and mesh ${perFrame(totals.detect)}, age model one view ${perFrame(totals.age)}, garbage collection ${perFrame(totals.collect)}; total ${perFrame(all)} (the age model ${((100 * totals.age) / all).toFixed(0)}%)`)
   const captures = [10, 12].map((count) => `${count} frames ${((count * all) / totals.frames / 1000).toFixed(2)} s, ${checksPerMinute(count).toFixed(0)} checks a core a minute`)
   console.log(`a capture: ${captures.join('; ')}`)

@@ -34,18 +34,18 @@ function startEstimator(config: Config, log: Logger): AgeEstimator {
   let closing = false
   estimator.ready.then(
     () => {
-      const runtime = estimator.ageRuntime
-      log.info('face_check_ready', { workers: config.face.workers, age_runtime: runtime?.name })
-      // The face check still works, with the age model at about five times the cost a frame.
-      if (runtime?.name === 'tfjs-wasm') log.error('face_check_slow_runtime', { message: runtime.reason, hint: 'onnxruntime could not load: the age model runs on WebAssembly (docs/deploy.md)' })
+      const runtime = estimator.modelRuntime
+      log.info('face_check_ready', { workers: config.face.workers, model_runtime: runtime?.name })
+      // The face check still works, at about twice the cost a frame.
+      if (runtime?.name === 'tfjs-wasm') log.error('face_check_slow_runtime', { message: runtime.reason, hint: 'onnxruntime could not load: the face models run on WebAssembly (docs/deploy.md)' })
     },
     (cause) =>
       closing || log.error('face_check_unavailable', { message: String(cause instanceof Error ? cause.message : cause), hint: 'set FACE_CHECK=0 to run without the face check' }),
   )
   return {
     ready: estimator.ready,
-    get ageRuntime() {
-      return estimator.ageRuntime
+    get modelRuntime() {
+      return estimator.modelRuntime
     },
     analyze: (image, views) => estimator.analyze(image, views),
     close: () => {

@@ -134,7 +134,7 @@ describe.skipIf(!built)('the compiled binary', () => {
     expect(ready.checks.estimator).toBe(true)
     // The age model runs in onnxruntime, whose library the build embeds beside its binding (Linux only).
     const logged = readFileSync(join(workDir, 'server.log'), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>)
-    if (process.platform === 'linux') expect(logged.find((line) => line.event === 'face_check_ready')).toMatchObject({ age_runtime: 'onnxruntime' })
+    if (process.platform === 'linux') expect(logged.find((line) => line.event === 'face_check_ready')).toMatchObject({ model_runtime: 'onnxruntime' })
     expect(logged.filter((line) => line.event === 'face_check_slow_runtime')).toEqual([])
     // The estimator's threads run at FACE_NICE (5 by default), the server's HTTP thread at 0 (issue 34).
     if (process.platform === 'linux') {

@@ -1,11 +1,10 @@
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import type { GraphModel } from '@tensorflow/tfjs-converter'
 import type { Tensor, Tensor3D, Tensor4D } from '@tensorflow/tfjs-core'
 import { appendTfGraph, OnnxGraph } from './onnx.ts'
 import type { OnnxRuntime } from './onnxruntime.ts'
-import { foldRelu6, readWeights, scalarWeights, type GraphNode, type WeightSpec } from './relu6.ts'
-import type { AgeRuntime, AgeViews } from './types.ts'
+import { foldRelu6, readWeights, scalarWeights } from './relu6.ts'
+import { readTfModel } from './tf-model.ts'
+import type { AgeViews, ModelRuntime } from './types.ts'
 
 /** The slice of tfjs the age model needs: Human's own tfjs instance is passed in, never a second copy. */
 type Tf = typeof import('@tensorflow/tfjs-core')
@@ -17,17 +16,9 @@ type Tf = typeof import('@tensorflow/tfjs-core')
  */
 export const AGE_MODEL = 'faceres-deep.json'
 
-type ModelJson = {
-  modelTopology: { node: GraphNode[] } & Record<string, unknown>
-  weightsManifest: { paths: string[]; weights: WeightSpec[] }[]
-  signature?: { outputs?: Record<string, unknown> }
-} & Record<string, unknown>
-
 /** The carried model as read from `dir`: its graph with the ReLU6 clips folded (src/estimator/relu6.ts), and its weights. */
 function readAgeModel(dir: string) {
-  const model = JSON.parse(readFileSync(join(dir, AGE_MODEL), 'utf8')) as ModelJson
-  const weightSpecs = model.weightsManifest.flatMap((group) => group.weights)
-  const weightData = new Uint8Array(Buffer.concat(model.weightsManifest.flatMap((group) => group.paths.map((path) => readFileSync(join(dir, path)))))).buffer
+  const { model, weightSpecs, weightData } = readTfModel(dir, AGE_MODEL)
   const outputs = Object.keys(model.signature?.outputs ?? {})
   const node = foldRelu6(model.modelTopology.node, scalarWeights(weightSpecs, weightData), outputs)
   return { model, node, weightSpecs, weightData }
@@ -49,7 +40,7 @@ type TfWithLoader = Tf & { loadGraphModel: typeof import('@tensorflow/tfjs-conve
 export type AgeOutputs = { softmax: Float32Array; pooled: Float32Array }
 
 export type AgeRunner = {
-  runtime: AgeRuntime
+  runtime: ModelRuntime
   /**
    * `crops`: `count` face crops of `height` × `width` × 3, RGB in 0..1 (as Human's detector gives them), one
    * after another. Each is prepared as FaceRes was trained: scaled to INPUT_SIDE, BGR 0..255 less BGR_MEAN.
@@ -68,7 +59,7 @@ const POOLED = 'global_pooling/Mean'
  * (test/estimator/age-runner.test.ts). Where onnxruntime cannot load (a platform its package has no
  * library for), the same model runs in tfjs, and `runtime` says so with the reason.
  */
-export async function loadAgeRunner(tf: TfWithLoader, dir: string, options: { runtime?: AgeRuntime['name']; loadOnnxRuntime?: () => Promise<OnnxRuntime> } = {}): Promise<AgeRunner> {
+export async function loadAgeRunner(tf: TfWithLoader, dir: string, options: { runtime?: ModelRuntime['name']; loadOnnxRuntime?: () => Promise<OnnxRuntime> } = {}): Promise<AgeRunner> {
   let reason = 'chosen'
   if (options.runtime !== 'tfjs-wasm') {
     try {
@@ -119,15 +110,14 @@ async function onnxAgeRunner(dir: string, loadOnnxRuntime: () => Promise<OnnxRun
   appendTfGraph(graph, node, weights, centred)
   graph.output(SOFTMAX, ['batch', AGE_CLASSES])
   graph.output(POOLED, ['batch', FEATURES])
-  // One thread: each estimator worker has its core, and runs a frame at a time.
-  const session = await ort.InferenceSession.create(graph.model(), { intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: 'sequential', logSeverityLevel: 3 })
+  const session = ort.createSession(graph.model())
   return {
     runtime: { name: 'onnxruntime' },
     run: async (crops, count, height, width) => {
-      const outputs = await session.run({ crops: new ort.Tensor('float32', crops, [count, height, width, 3]) })
-      return { softmax: outputs[SOFTMAX]!.data as Float32Array, pooled: outputs[POOLED]!.data as Float32Array }
+      const outputs = session.run({ crops: { data: crops, dims: [count, height, width, 3] } })
+      return { softmax: outputs[SOFTMAX]!.data, pooled: outputs[POOLED]!.data }
     },
-    dispose: () => void session.release(),
+    dispose: () => session.release(),
   }
 }
 

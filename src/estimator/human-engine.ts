@@ -1,15 +1,17 @@
 import { pathToFileURL } from 'node:url'
 import type { Config } from '@vladmandic/human'
+import type { Tensor3D } from '@tensorflow/tfjs-core'
 import jpeg from 'jpeg-js'
 // The node-wasm build by path: the package's exports map does not resolve it. Imported statically so a
 // compiled binary bundles it, with the tfjs packages it requires.
 import { Human } from '../../node_modules/@vladmandic/human/dist/human.node-wasm.js'
 import { estimateAge, INPUT_SIDE, loadAgeRunner, type AgeRunner } from './age-model.ts'
 import { faceAssetFolders } from './embedded-assets.ts'
+import { HUMAN_MODELS, runHumanModelsInOnnx } from './human-models.ts'
 import { decodeImage, type RgbImage } from './image.ts'
 import { MESH_POINTS } from './mesh-points.ts'
 import { laplacianVariance } from './sharpness.ts'
-import type { AgeRuntime, AgeViews, FaceObservation, FrameAnalysis, Landmarks, MeshPoint, Point } from './types.ts'
+import type { AgeViews, FaceObservation, FrameAnalysis, Landmarks, MeshPoint, ModelRuntime, Point } from './types.ts'
 
 /** Where Human's models, the age model and the tfjs wasm binaries are; each defaults to the one the program carries. */
 export type EngineAssets = { modelsDir?: string; wasmDir?: string; ageModelDir?: string }
@@ -20,12 +22,12 @@ export type HumanEngine = {
   warmUp(): Promise<void>
   /** Live tensors in the tfjs engine, to check that analyses do not leak. */
   numTensors(): number
-  ageRuntime: AgeRuntime
+  modelRuntime: ModelRuntime
   close(): void
 }
 
 const MAX_FACES = 5
-const REQUIRED_MODELS = ['blazeface', 'facemesh']
+const REQUIRED_MODELS = Object.keys(HUMAN_MODELS)
 /** Face mesh indices (MediaPipe's 468-point topology) of the points in Landmarks. */
 const LANDMARK_POINTS = { rightEye: 33, leftEye: 263, nose: 1, mouthRight: 61, mouthLeft: 291 } as const
 
@@ -95,21 +97,15 @@ export async function createHumanEngine(assets: EngineAssets = {}): Promise<Huma
   const missing = REQUIRED_MODELS.filter((name) => !loaded.includes(name))
   if (missing.length) throw new Error(`face models failed to load: ${missing.join(', ')}`)
   const ageModel = await loadAgeRunner(human.tf, ageModelDir)
+  // Where the age model runs in onnxruntime, so do the detector and the mesh (src/estimator/human-models.ts).
+  const restoreHumanModels = ageModel.runtime.name === 'onnxruntime' ? runHumanModelsInOnnx(human.tf, human.models.models, modelsDir, await (await import('./onnxruntime.ts')).loadOnnxRuntime()) : undefined
 
-  // The frame as the int32 samples tfjs takes, in one array kept for the engine's life: tfjs copies it into
-  // the WASM heap at once, and a new one a frame (8 MB for 960 × 720) was garbage the worker had to collect.
-  let samples = new Int32Array(0)
-  const asInt32 = (data: Uint8Array) => {
-    if (samples.length < data.length) samples = new Int32Array(data.length)
-    const view = samples.subarray(0, data.length)
-    view.set(data)
-    return view
-  }
+  const frameTensor = frameInput(human.tf)
 
   async function analyzeImage(bytes: Uint8Array, views: AgeViews = 'both'): Promise<FrameAnalysis> {
     const started = performance.now()
     const image = await decodeImage(bytes)
-    const faces = await detectFaces(human, ageModel, image, asInt32(image.data), views)
+    const faces = await detectFaces(human, ageModel, image, frameTensor(image), views)
     return { width: image.width, height: image.height, faces, ms: Math.round(performance.now() - started) }
   }
 
@@ -131,16 +127,31 @@ export async function createHumanEngine(assets: EngineAssets = {}): Promise<Huma
     analyzeImage,
     warmUp,
     numTensors: () => human.tf.memory().numTensors,
-    ageRuntime: ageModel.runtime,
+    modelRuntime: ageModel.runtime,
     close: () => {
+      restoreHumanModels?.()
       for (const model of Object.values(human.models.models)) model?.dispose()
       ageModel.dispose()
     },
   }
 }
 
-async function detectFaces(human: Human, ageModel: AgeRunner, image: RgbImage, samples: Int32Array, views: AgeViews): Promise<FaceObservation[]> {
-  const input = human.tf.tensor3d(samples, [image.height, image.width, 3], 'int32')
+/**
+ * The frame as the tensor Human takes: int32 samples, from one array kept for the engine's life. tfjs copies
+ * it into the WASM heap at once, and a new one a frame (8 MB for 960 × 720) was garbage the worker had to
+ * collect. The caller disposes of the tensor.
+ */
+export function frameInput(tf: Human['tf']): (image: RgbImage) => Tensor3D {
+  let samples = new Int32Array(0)
+  return (image) => {
+    if (samples.length < image.data.length) samples = new Int32Array(image.data.length)
+    const view = samples.subarray(0, image.data.length)
+    view.set(image.data)
+    return tf.tensor3d(view, [image.height, image.width, 3], 'int32') as Tensor3D
+  }
+}
+
+async function detectFaces(human: Human, ageModel: AgeRunner, image: RgbImage, input: Tensor3D, views: AgeViews): Promise<FaceObservation[]> {
   const crops: { dispose(): void }[] = []
   try {
     const result = await human.detect(input)

@@ -1,6 +1,6 @@
 import type { EngineAssets } from './human-engine.ts'
 import type { FromWorker, SerializedError, ToWorker } from './protocol.ts'
-import { EstimatorBusyError, ImageDecodeError, type AgeEstimator, type AgeRuntime, type AgeViews, type FrameAnalysis } from './types.ts'
+import { EstimatorBusyError, ImageDecodeError, type AgeEstimator, type AgeViews, type FrameAnalysis, type ModelRuntime } from './types.ts'
 
 export type AgeEstimatorOptions = {
   /** Worker threads, each with its own copy of the models (peak RSS ~250 MiB per worker under load) and one core. */
@@ -65,7 +65,7 @@ export function createAgeEstimator(options: AgeEstimatorOptions = {}): AgeEstima
   let nextId = 1
   let closed = false
   let loadError: Error | undefined
-  let ageRuntime: AgeRuntime | undefined
+  let modelRuntime: ModelRuntime | undefined
 
   let settleReady!: { resolve: () => void; reject: (error: Error) => void }
   const ready = new Promise<void>((resolve, reject) => (settleReady = { resolve, reject }))
@@ -90,7 +90,7 @@ export function createAgeEstimator(options: AgeEstimatorOptions = {}): AgeEstima
   function onMessage(slot: Slot, message: FromWorker) {
     if (message.type === 'ready') {
       slot.ready = true
-      ageRuntime ??= message.ageRuntime
+      modelRuntime ??= message.modelRuntime
       if (slots.every((s) => s.ready)) settleReady.resolve()
     } else if (message.type === 'failed') {
       fail(new EstimatorUnavailableError(`estimator failed to load: ${message.error.message}`))
@@ -133,8 +133,8 @@ export function createAgeEstimator(options: AgeEstimatorOptions = {}): AgeEstima
 
   return {
     ready,
-    get ageRuntime() {
-      return ageRuntime
+    get modelRuntime() {
+      return modelRuntime
     },
     analyze(image: Uint8Array, views: AgeViews = 'both'): Promise<FrameAnalysis> {
       if (closed) return Promise.reject(new EstimatorUnavailableError('estimator is closed'))

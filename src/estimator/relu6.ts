@@ -4,22 +4,30 @@ export type GraphNode = { name: string; op: string; input?: string[]; attr?: Rec
 export type WeightSpec = { name: string; shape: number[]; dtype: string; quantization?: unknown }
 
 /**
- * Each weight by name, as a view of the weights' bytes (they lie one after another, four bytes a value);
- * undefined when the layout is one this does not read (quantized or other types, or bytes that do not add
- * up to the weights), so that nothing is read from it.
+ * Each weight by name, as a view of the weights' bytes (they lie one after another, four bytes a value;
+ * two for a weight stored as float16, which is widened to float32 here); undefined when the layout is one
+ * this does not read (other quantizations or types, or bytes that do not add up to the weights), so that
+ * nothing is read from it.
  */
 export function readWeights(specs: readonly WeightSpec[], data: ArrayBuffer): Map<string, { shape: number[]; values: Float32Array | Int32Array }> | undefined {
   const weights = new Map<string, { shape: number[]; values: Float32Array | Int32Array }>()
   let offset = 0
   for (const spec of specs) {
-    if (spec.quantization || (spec.dtype !== 'float32' && spec.dtype !== 'int32')) return undefined
+    const half = isFloat16(spec)
+    if ((spec.quantization && !half) || (spec.dtype !== 'float32' && spec.dtype !== 'int32')) return undefined
     const size = spec.shape.reduce((product, dim) => product * dim, 1)
-    if (offset + size * 4 > data.byteLength) return undefined
-    weights.set(spec.name, { shape: spec.shape, values: new (spec.dtype === 'int32' ? Int32Array : Float32Array)(data, offset, size) })
-    offset += size * 4
+    const bytes = size * (half ? 2 : 4)
+    if (offset + bytes > data.byteLength) return undefined
+    const Type = spec.dtype === 'int32' ? Int32Array : Float32Array
+    // A view where the offset allows one; after an odd number of float16 values, a copy.
+    const values = half ? Float32Array.from(new Float16Array(data.slice(offset, offset + bytes))) : offset % 4 ? new Type(data.slice(offset, offset + bytes)) : new Type(data, offset, size)
+    weights.set(spec.name, { shape: spec.shape, values })
+    offset += bytes
   }
   return offset === data.byteLength ? weights : undefined
 }
+
+const isFloat16 = (spec: WeightSpec) => spec.dtype === 'float32' && (spec.quantization as { dtype?: string } | undefined)?.dtype === 'float16'
 
 /**
  * The scalar float32 weights (constants such as a clip's bounds) by name; empty when readWeights cannot

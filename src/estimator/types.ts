@@ -53,15 +53,18 @@ export type FrameAnalysis = {
  */
 export type AgeViews = 'both' | 'original' | 'mirror'
 
-/** What runs the age model: onnxruntime, or tfjs' WASM backend where onnxruntime could not load (`reason`). */
-export type AgeRuntime = { name: 'onnxruntime' } | { name: 'tfjs-wasm'; reason: string }
+/**
+ * What runs the face models (the detector, the mesh and the age model): onnxruntime, or tfjs' WASM backend
+ * where onnxruntime could not load (`reason`).
+ */
+export type ModelRuntime = { name: 'onnxruntime' } | { name: 'tfjs-wasm'; reason: string }
 
 /** The estimator service: loads its models once, analyses frames off the request thread, bounded. */
 export interface AgeEstimator {
   /** Resolves when the models are loaded and a warm-up frame has run; rejects if they cannot load. */
   readonly ready: Promise<void>
-  /** Once ready: what runs the age model (src/estimator/age-model.ts). */
-  readonly ageRuntime?: AgeRuntime
+  /** Once ready: what runs the face models (src/estimator/age-model.ts, src/estimator/human-models.ts). */
+  readonly modelRuntime?: ModelRuntime
   /** Analyses one encoded image (JPEG or PNG bytes). Throws EstimatorBusyError when the queue is full. */
   analyze(image: Uint8Array, views?: AgeViews): Promise<FrameAnalysis>
   close(): Promise<void>

@@ -34,7 +34,7 @@ self.onmessage = async (event: MessageEvent<ToWorker>) => {
       engine = await createHumanEngine(message.assets)
       const loaded = performance.now()
       await engine.warmUp()
-      send({ type: 'ready', loadMs: Math.round(loaded - started), warmUpMs: Math.round(performance.now() - loaded), ageRuntime: engine.ageRuntime })
+      send({ type: 'ready', loadMs: Math.round(loaded - started), warmUpMs: Math.round(performance.now() - loaded), modelRuntime: engine.modelRuntime })
     } catch (error) {
       send({ type: 'failed', error: serialize(error) })
     }

@@ -115,7 +115,7 @@ test('the age model runs in onnxruntime, loaded from the tmpfs', async () => {
   for (const c of [a, b]) {
     const child = Bun.spawn([DOCKER, 'logs', c.name], { stdout: 'pipe', stderr: 'pipe' })
     const lines = (await new Response(child.stderr).text()).split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>)
-    expect(lines.find((line) => line.event === 'face_check_ready')).toMatchObject({ age_runtime: 'onnxruntime' })
+    expect(lines.find((line) => line.event === 'face_check_ready')).toMatchObject({ model_runtime: 'onnxruntime' })
   }
 })
 

@@ -111,11 +111,10 @@ describe('appendTfGraph', () => {
     const nchw = graph.node('Transpose', [graph.input('x', ['n', 'h', 'w', 3])], 'x/nchw', [{ name: 'perm', ints: [0, 3, 1, 2] }])
     appendTfGraph(graph, nodes, weights, nchw)
     graph.output(output, ['n', 'c', 'h', 'w'])
-    const ort = await loadOnnxRuntime()
-    const session = await ort.InferenceSession.create(graph.model())
-    const result = await session.run({ x: new ort.Tensor('float32', x.dataSync() as Float32Array, x.shape) })
-    await session.release()
-    return result[output]!.data as Float32Array
+    const session = (await loadOnnxRuntime()).createSession(graph.model())
+    const result = session.run({ x: { data: x.dataSync() as Float32Array, dims: x.shape } })
+    session.release()
+    return result[output]!.data
   }
 
   test('convolutions with SAME padding at strides 1 and 2, on odd and even sides, equal tfjs (NCHW against NHWC)', async () => {
@@ -150,10 +149,72 @@ describe('appendTfGraph', () => {
     }
   })
 
+  test("the detector's and the mesh's operations (fused convolutions with ReLU or PReLU, max pooling, channel padding, residual sums, a reshape) equal tfjs", async () => {
+    await sharedHumanEngine()
+    const fused = (name: string, from: string, stride: number, padding: string, activation?: 'Relu' | 'Prelu'): GraphNode => {
+      const node = conv(name, from, '_FusedConv2D', stride, padding)
+      const ops = ['BiasAdd', ...(activation ? [activation] : [])]
+      return { ...node, input: [...node.input!, `${name}/b`, ...(activation === 'Prelu' ? [`${name}/alpha`] : [])], attr: { ...node.attr, fused_ops: { list: { s: ops.map(b64) } }, num_args: { i: activation === 'Prelu' ? '2' : '1' }, explicit_paddings: { list: {} } } }
+    }
+    const pool = (name: string, from: string, padding: string): GraphNode => ({ name, op: 'MaxPool', input: [from], attr: { ksize: { list: { i: ['1', '2', '2', '1'] } }, strides: { list: { i: ['1', '2', '2', '1'] } }, padding: { s: b64(padding) }, data_format: { s: b64('NHWC') } } })
+    const weights = new Map<string, { shape: number[]; values: Float32Array | Int32Array }>([
+      ['a/w', { shape: [3, 3, 3, 4], values: random(3 * 3 * 3 * 4, 4) }],
+      ['a/b', { shape: [4], values: random(4, 5) }],
+      ['b/w', { shape: [3, 3, 4, 1], values: random(3 * 3 * 4, 6) }],
+      ['d/pads', { shape: [4, 2], values: Int32Array.of(0, 0, 0, 0, 0, 0, 0, 2) }],
+      ['e/w', { shape: [1, 1, 6, 6], values: random(36, 7) }],
+      ['e/b', { shape: [6], values: random(6, 8) }],
+      ['e/alpha', { shape: [1, 1, 6], values: random(6, 9) }],
+      ['g/alpha', { shape: [1, 1, 6], values: random(6, 10) }],
+      ['h/shape', { shape: [3], values: Int32Array.of(1, -1, 2) }],
+    ])
+    const nodes: GraphNode[] = [
+      input,
+      fused('a', 'x', 2, 'SAME', 'Relu'),
+      conv('b', 'a', 'DepthwiseConv2dNative', 1, 'SAME'),
+      { name: 'sum', op: 'AddV2', input: ['a', 'b'] },
+      pool('c', 'sum', 'SAME'),
+      { name: 'd', op: 'Pad', input: ['c', 'd/pads'] },
+      fused('e', 'd', 1, 'VALID', 'Prelu'),
+      { name: 'f', op: 'AddV2', input: ['e', 'd'] },
+      { name: 'g', op: 'Prelu', input: ['f', 'g/alpha'] },
+      pool('p', 'g', 'VALID'),
+      { name: 'h', op: 'Reshape', input: ['p', 'h/shape'] },
+      { name: 'i', op: 'Sigmoid', input: ['h'] },
+      { name: 'out', op: 'Identity', input: ['i'] },
+    ]
+    const w = (name: string) => weights.get(name)!.values as Float32Array
+    for (const side of [17, 20]) {
+      const x = tf.tensor4d(random(side * (side + 2) * 3, side), [1, side, side + 2, 3])
+      const want = tf.tidy(() => {
+        const a = tf.fused.conv2d({ x, filter: tf.tensor4d(w('a/w'), [3, 3, 3, 4]), strides: 2, pad: 'same', bias: tf.tensor1d(w('a/b')), activation: 'relu' })
+        const b = tf.depthwiseConv2d(a, tf.tensor4d(w('b/w'), [3, 3, 4, 1]), 1, 'same')
+        const c = tf.maxPool(tf.add(a, b) as tf.Tensor4D, 2, 2, 'same')
+        const d = tf.pad(c, [[0, 0], [0, 0], [0, 0], [0, 2]])
+        const e = tf.prelu(tf.add(tf.conv2d(d, tf.tensor4d(w('e/w'), [1, 1, 6, 6]), 1, 'valid'), tf.tensor1d(w('e/b'))), tf.tensor3d(w('e/alpha'), [1, 1, 6]))
+        const g = tf.prelu(tf.add(e, d), tf.tensor3d(w('g/alpha'), [1, 1, 6]))
+        return tf.sigmoid(tf.reshape(tf.maxPool(g as tf.Tensor4D, 2, 2, 'valid'), [1, -1, 2]))
+      })
+      const got = await runConverted(nodes, weights, 'out', x)
+      expect(got.length).toBe(want.size)
+      const expected = want.dataSync()
+      for (let i = 0; i < got.length; i++) expect(got[i]!).toBeCloseTo(expected[i]!, 5)
+      tf.dispose([x, want])
+    }
+  })
+
   test('refuses what it does not convert, when the model loads, instead of running it wrong', () => {
     const graph = () => new OnnxGraph()
     const weights = new Map([['a/w', { shape: [3, 3, 3, 2], values: random(54, 1) }], ['axes', { shape: [2], values: Int32Array.of(1, 3) }]])
-    expect(() => appendTfGraph(graph(), [input, { name: 'p', op: 'MaxPool', input: ['x'] }], weights, 'x')).toThrow('the operation MaxPool (p) is not converted')
+    expect(() => appendTfGraph(graph(), [input, { name: 'p', op: 'AvgPool', input: ['x'] }], weights, 'x')).toThrow('the operation AvgPool (p) is not converted')
+    expect(() => appendTfGraph(graph(), [input, { name: 'p', op: 'MaxPool', input: ['x'], attr: { ksize: { list: { i: ['2', '2', '2', '1'] } } } }], weights, 'x')).toThrow('window 2,2,2,1 is not read')
+    // A product of two tensors, and a softmax over an image's channels (NCHW puts them elsewhere).
+    expect(() => appendTfGraph(graph(), [input, { name: 'm', op: 'Mul', input: ['x', 'x'] }], weights, 'x')).toThrow('Mul (m) of x and x is not read')
+    expect(() => appendTfGraph(graph(), [input, { name: 's', op: 'Softmax', input: ['x'] }], weights, 'x')).toThrow('Softmax (s) reads x, an image')
+    const fusedWith = (ops: string[], args: string) => ({ ...conv('a', 'x', '_FusedConv2D', 1, 'SAME'), input: ['x', 'a/w', 'b'], attr: { ...conv('a', 'x', '_FusedConv2D', 1, 'SAME').attr, fused_ops: { list: { s: ops.map(b64) } }, num_args: { i: args } } })
+    expect(() => appendTfGraph(graph(), [input, fusedWith(['BiasAdd', 'Relu6'], '1')], weights, 'x')).toThrow('fused BiasAdd, Relu6 is not read')
+    expect(() => appendTfGraph(graph(), [input, fusedWith(['BiasAdd', 'Prelu'], '1')], weights, 'x')).toThrow('fused BiasAdd, Prelu is not read')
+    expect(() => appendTfGraph(graph(), [input, fusedWith(['FusedBatchNorm'], '1')], weights, 'x')).toThrow('fused FusedBatchNorm is not read')
     expect(() => appendTfGraph(graph(), [input, conv('a', 'x', 'DepthwiseConv2dNative', 1, 'SAME')], weights, 'x')).toThrow('channel multiplier 2')
     expect(() => appendTfGraph(graph(), [input, conv('a', 'x', 'Conv2D', 1, 'EXPLICIT')], weights, 'x')).toThrow('padding EXPLICIT')
     expect(() => appendTfGraph(graph(), [input, { name: 'm', op: 'Mean', input: ['x', 'axes'] }], weights, 'x')).toThrow('only a mean over height and width')

@@ -5,7 +5,7 @@ import { loadGraphModel } from '@tensorflow/tfjs-converter'
 import * as tf from '@tensorflow/tfjs-core'
 import { AGE_MODEL, loadAgeModel } from '../../src/estimator/age-model.ts'
 import { faceAssetFolders } from '../../src/estimator/embedded-assets.ts'
-import { foldRelu6, scalarWeights, type GraphNode, type WeightSpec } from '../../src/estimator/relu6.ts'
+import { foldRelu6, readWeights, scalarWeights, type GraphNode, type WeightSpec } from '../../src/estimator/relu6.ts'
 import { sharedHumanEngine } from './shared-engine.ts'
 
 /** A conv, then Keras' ReLU6 as the converter writes it: Relu, Minimum with `six`, Maximum with `zero`. */
@@ -68,6 +68,27 @@ describe('scalarWeights', () => {
     expect(scalarWeights([{ ...specs[0]!, quantization: { dtype: 'uint8' } }, ...specs.slice(1)], bytes.buffer).size).toBe(0)
     expect(scalarWeights([{ ...specs[0]!, dtype: 'float16' }, ...specs.slice(1)], bytes.buffer).size).toBe(0)
     expect(scalarWeights(specs, bytes.buffer.slice(0, 32)).size).toBe(0)
+  })
+})
+
+describe('readWeights', () => {
+  test('widens weights stored as float16 (as Human stores the mesh) and reads what follows them at any offset', () => {
+    // Three half-precision values (1, -2, 65504: six bytes), then an int32 at byte 6, then a float32 at byte 10.
+    const bytes = new Uint8Array(14)
+    new Uint16Array(bytes.buffer, 0, 3).set([0x3c00, 0xc000, 0x7bff])
+    new DataView(bytes.buffer).setInt32(6, -7, true)
+    new DataView(bytes.buffer).setFloat32(10, 0.5, true)
+    const weights = readWeights([
+      { name: 'half', shape: [3], dtype: 'float32', quantization: { dtype: 'float16', original_dtype: 'float32' } },
+      { name: 'int', shape: [], dtype: 'int32' },
+      { name: 'float', shape: [1], dtype: 'float32' },
+    ], bytes.buffer)
+    expect(weights?.get('half')).toEqual({ shape: [3], values: Float32Array.of(1, -2, 65504) })
+    expect(weights?.get('int')).toEqual({ shape: [], values: Int32Array.of(-7) })
+    expect(weights?.get('float')).toEqual({ shape: [1], values: Float32Array.of(0.5) })
+    // Half-precision bytes that do not add up, and the other quantizations, are not read.
+    expect(readWeights([{ name: 'half', shape: [4], dtype: 'float32', quantization: { dtype: 'float16' } }], bytes.buffer.slice(0, 6))).toBeUndefined()
+    expect(readWeights([{ name: 'q', shape: [3], dtype: 'float32', quantization: { dtype: 'uint16', scale: 1, min: 0 } }], bytes.buffer.slice(0, 6))).toBeUndefined()
   })
 })
 
