@@ -20,21 +20,21 @@ export function readPngPixels(bytes: Uint8Array): RgbPixels | undefined {
   const samples = SAMPLES[bytes[25]!]
   if (!samples || bytes[24] !== 8 || bytes[28] !== 0 || width === 0 || height === 0) return undefined
   const idat: Uint8Array[] = []
+  let idatLength = 0
   for (let at = 8; at + 8 <= bytes.length; ) {
     const length = view.getUint32(at)
     const type = view.getUint32(at + 4)
     if (at + 12 + length > bytes.length) return undefined
-    if (type === 0x49444154) idat.push(bytes.subarray(at + 8, at + 8 + length))
+    if (type === 0x49444154) {
+      idat.push(bytes.subarray(at + 8, at + 8 + length))
+      idatLength += length
+    }
     if (type === 0x49454e44) break
     at += 12 + length
   }
   const stride = width * samples
-  let data: Uint8Array
-  try {
-    data = inflateSync(Buffer.concat(idat), { maxOutputLength: height * (stride + 1) })
-  } catch {
-    return undefined
-  }
+  const data = unpack(idat, idatLength, height * (stride + 1))
+  if (!data) return undefined
   if (data.length !== height * (stride + 1)) return undefined
   if (!unfilter(data, height, stride, samples)) return undefined
   const rgb = new Uint8Array(width * height * 3)
@@ -47,6 +47,64 @@ export function readPngPixels(bytes: Uint8Array): RgbPixels | undefined {
     }
   }
   return { width, height, data: rgb }
+}
+
+// The unpacked rows of the last PNG read, kept for the next: one frame after another, a new buffer each
+// time (2.7 MB for 960 × 720 RGBA, twice: the chunks joined, then inflated) cost more in page faults than
+// the copying itself. readPngPixels is synchronous and copies the pixels out, so no caller sees it change.
+let scratch = new Uint8Array(0)
+
+/**
+ * The IDAT chunks' zlib stream unpacked, when it is exactly `expected` bytes; undefined otherwise. What
+ * Bun.Image writes at compression level 0 is stored blocks only (RFC 1951 §3.2.4: a header, the length and
+ * its complement, the bytes as they are), which are moved together in place in `scratch`; any other stream
+ * goes through zlib, bounded by `expected`. The stored path does not check the stream's Adler-32: the
+ * bytes come from Bun.Image in this process, and every length is checked against the buffer and the rows.
+ */
+function unpack(idat: readonly Uint8Array[], length: number, expected: number): Uint8Array | undefined {
+  if (scratch.length < length) scratch = new Uint8Array(length)
+  let at = 0
+  for (const chunk of idat) {
+    scratch.set(chunk, at)
+    at += chunk.length
+  }
+  const stream = scratch.subarray(0, length)
+  const blocks = storedBlocks(stream)
+  if (blocks) {
+    // Moved down in place: each block's bytes land before where they were read.
+    let written = 0
+    for (const [from, size] of blocks) {
+      if (written + size > expected) return undefined
+      stream.copyWithin(written, from, from + size)
+      written += size
+    }
+    return written === expected ? stream.subarray(0, written) : undefined
+  }
+  try {
+    const data = inflateSync(stream, { maxOutputLength: expected })
+    return data.length === expected ? data : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Where each block's bytes start and how many there are, when the zlib stream (deflate, no preset
+ * dictionary) is stored blocks only up to its final one, each within the stream; undefined otherwise.
+ */
+function storedBlocks(stream: Uint8Array): [number, number][] | undefined {
+  if (stream.length < 2 || (stream[0]! & 0x0f) !== 8 || (stream[1]! & 0x20) !== 0 || ((stream[0]! << 8) | stream[1]!) % 31 !== 0) return undefined
+  const blocks: [number, number][] = []
+  // A stored block starts on a byte: three bits of header, the rest of the byte unused, then the length and its complement.
+  for (let at = 2; at + 5 <= stream.length; ) {
+    const header = stream[at]!
+    const size = stream[at + 1]! | (stream[at + 2]! << 8)
+    if ((header & 0b110) !== 0 || (size ^ 0xffff) !== (stream[at + 3]! | (stream[at + 4]! << 8)) || at + 5 + size > stream.length) return undefined
+    blocks.push([at + 5, size])
+    if (header & 1) return blocks
+    at += 5 + size
+  }
+  return undefined
 }
 
 /** Undoes each row's filter in place (PNG §9.2), row by row, so that each row predicts from the one above as written; false for an unknown filter. */

@@ -42,6 +42,32 @@ describe('readPngPixels', () => {
     expect(readPngPixels(written)!.data).toEqual(rgbOf(rgba))
   })
 
+  test('a frame-sized image as Bun.Image writes it: stored blocks across many chunks, read as the other decoder reads them, one image after another', async () => {
+    const [width, height] = [300, 200]
+    const noise = Uint8Array.from({ length: width * height * 4 }, (_, i) => (i % 4 === 3 ? 255 : (i * 2654435761) >>> 24))
+    const source = new PNG({ width, height })
+    source.data = Buffer.from(noise)
+    const written = await new Bun.Image(PNG.sync.write(source)).png({ compressionLevel: 0 }).bytes()
+    const chunks = Array.from(Buffer.from(written).toString('latin1').matchAll(/IDAT/g)).length
+    expect(chunks).toBeGreaterThan(1)
+    const expected = rgbOf(new Uint8Array(PNG.sync.read(Buffer.from(written)).data))
+    expect(readPngPixels(written)!.data).toEqual(expected)
+    // A smaller image next, then the large one again: nothing of one is read into the other.
+    expect(readPngPixels(pngjsWrites(0, 6))!.data).toEqual(rgbOf(rgba))
+    expect(readPngPixels(written)!.data).toEqual(expected)
+
+    // A stored block whose length and complement disagree is not read as stored (nor by zlib).
+    const broken = written.slice()
+    // The first block's header follows the first chunk's type and the zlib header's two bytes; then its length.
+    const length = Buffer.from(written).indexOf('IDAT') + 4 + 2 + 1
+    broken[length] = broken[length]! ^ 0x01
+    expect(readPngPixels(broken)).toBeUndefined()
+    // A header that claims one row fewer: the data is longer than its rows.
+    const shorter = written.slice()
+    new DataView(shorter.buffer).setUint32(20, height - 1)
+    expect(readPngPixels(shorter)).toBeUndefined()
+  })
+
   test('reads no PNG it was not made for: 16 bits, a palette, interlaced, truncated, or data longer than its rows', () => {
     const plain = pngjsWrites(0, 6)
     const sixteen = pngjsWrites(0, 6, { bitDepth: 16 })
