@@ -13,7 +13,8 @@
  * token exchange, which signs one token per request; an Elysia hello world on the same Bun for the other
  * HTTP paths. The peer for the exchange: node-oidc-provider's token endpoint (bench/peer.mjs, on Node when
  * installed, else on Bun). The abuse limits are raised for the run (one address makes all the requests).
- * Last, the face check's cost a core (bench/face-stages.ts on the camera clips, when ../shared/liveness has them).
+ * First of all, the face check's cost a core (bench/face-stages.ts on the camera clips, when
+ * ../shared/liveness has them), before anything else has loaded the machine.
  */
 import { cpus, totalmem } from 'node:os'
 import { readFileSync, readdirSync } from 'node:fs'
@@ -149,6 +150,11 @@ async function main() {
     const machine = describeMachine(await db`select version()`.then((rows) => String(rows[0]!.version)))
     log(`${machine.cpu}, ${machine.cores} cores, ${machine.memory}; load generator: ${hasWrk ? 'wrk' : 'autocannon'}`)
 
+    // First, on a quiet machine: a core's cost, not what the other measurements leave running behind them
+    // (Postgres writing out pgbench's commits, or vacuuming a million new rows).
+    const faceCheck = values.only && !'face check'.includes(values.only) ? undefined : await faceCheckCost()
+    if (faceCheck) log(faceCheckLine(faceCheck))
+
     log('ceilings: openssl speed rsa2048, one process and one per core; RS256 in this Bun')
     const signsOne = await opensslSigns(1)
     const signsAll = await opensslSigns(cpus().length)
@@ -228,8 +234,6 @@ async function main() {
       rows.push({ path, result, cpu, ceiling: ceilingValue, ceilingName: ceiling === 'sign' ? `RSA-2048 signing, openssl -multi ${cpus().length}` : ceiling === 'hello' ? 'Elysia hello world' : undefined })
       log(`${path}: ${result.requestsPerSecond.toFixed(0)}/s, p50 ${result.p50Ms.toFixed(1)} ms, p99 ${result.p99Ms.toFixed(1)} ms, ${result.errors} errors; CPU server ${(100 * cpu.server).toFixed(0)}%, Postgres ${(100 * cpu.postgres).toFixed(0)}%, load generator and rest ${(100 * cpu.other).toFixed(0)}%; peak RSS ${pathRss.toFixed(0)} MiB`)
     }
-    const faceCheck = values.only && !'face check'.includes(values.only) ? undefined : await faceCheckCost()
-    if (faceCheck) log(faceCheckLine(faceCheck))
     const report = { machine, seconds, auditRows, seedSeconds, tool: hasWrk ? 'wrk' : 'autocannon', signsOne, signsAll, signsBun, commits, helloWorld, helloCpu, peer, rows, peakRssMiB: peakRss, idleRssMiB: idleRss, workers: Number(values.workers ?? cpus().length), flowStatements, faceCheck, load: { start: loadAtStart, end: await loadAverage() } }
     printReport(report)
     if (!values['no-write']) {

@@ -50,7 +50,7 @@ const FACE_CHECKS_A_MINUTE = 80
 export function faceCheckLine(face: FaceCheckCost | undefined): string {
   if (!face) return 'Face check: not measured in this run (no camera clips in ../shared/liveness, or left out by --only).'
   const { tenFrames, twelveFrames } = face.checksPerMinute
-  const where = face.pinned ? 'on one core' : 'not pinned to a core (no taskset)'
+  const where = `${face.pinned ? 'on one core' : 'not pinned to a core (no taskset)'}, first in the run`
   const met = twelveFrames >= FACE_CHECKS_A_MINUTE ? 'yes' : `**no**, ${fixed(100 * (1 - twelveFrames / FACE_CHECKS_A_MINUTE))}% short`
   return `Face check (\`bench/face-stages.ts --side 960\`, frames of ${face.size} as the page sends them, ${where}): ${fixed(face.msPerFrame, 1)} ms a frame from decoding to garbage collection; ${fixed(tenFrames)} checks a core a minute for three prompts (10 frames), ${fixed(twelveFrames)} for four (12 frames) (target ≥ ${FACE_CHECKS_A_MINUTE} for four: ${met}).`
 }

@@ -36,7 +36,7 @@ function startEstimator(config: Config, log: Logger): AgeEstimator {
     () => {
       const runtime = estimator.modelRuntime
       log.info('face_check_ready', { workers: config.face.workers, model_runtime: runtime?.name })
-      // The face check still works, at about twice the cost a frame.
+      // The face check still works, at more than twice the cost a frame.
       if (runtime?.name === 'tfjs-wasm') log.error('face_check_slow_runtime', { message: runtime.reason, hint: 'onnxruntime could not load: the face models run on WebAssembly (docs/deploy.md)' })
     },
     (cause) =>

@@ -46,7 +46,7 @@ test('figures against their ceilings, each target met or not, the chart, and the
   expect(first).toMatch(/\| JWKS \(c64\) .*\| 80% \| ≥ 90% of hello world \| \*\*no\*\* \|/)
   expect(first).toMatch(/\| usage report, month \(c64\) .*\| p99 < 20 ms \| \*\*no\*\* \|/)
   expect(first).toContain("One visitor's flow sends 3 statements to the database (counted in process, `BEGIN` and `COMMIT` included): 1 to open the page, 2 to complete the form.")
-  expect(first).toContain('Face check (`bench/face-stages.ts --side 960`, frames of 960×720 as the page sends them, on one core): 110.0 ms a frame from decoding to garbage collection; 55 checks a core a minute for three prompts (10 frames), 46 for four (12 frames) (target ≥ 80 for four: **no**, 43% short).')
+  expect(first).toContain('Face check (`bench/face-stages.ts --side 960`, frames of 960×720 as the page sends them, on one core, first in the run): 110.0 ms a frame from decoding to garbage collection; 55 checks a core a minute for three prompts (10 frames), 46 for four (12 frames) (target ≥ 80 for four: **no**, 43% short).')
   expect(readFileSync(svg, 'utf8')).toStartWith('<svg')
 
   writeFileSync(markdown, `${first}\nThe exchange is bound by X, measured by Y.\n`)
