@@ -200,7 +200,11 @@ describe.skipIf(!runs)('the live face check in headless Chromium', () => {
       await swapFramesInPage(page, 'keep')
     }
     await checkWithCamera(page, true)
-    await page.waitForURL(`${SHOP_CALLBACK}**`, { timeout: 40_000 })
+    // Where the check ends on the page instead, what the page says is the failure's message.
+    await page.waitForURL(`${SHOP_CALLBACK}**`, { timeout: 40_000 }).catch(async (error: Error) => {
+      const outcome = await page.locator('[data-outcome]').textContent({ timeout: 1_000 }).catch(() => null)
+      throw new Error(`${error.message}; the page says: ${outcome ?? '(no outcome shown)'}`)
+    })
     const callback = new URL(page.url())
     expect(callback.searchParams.get('state')).toBe(`face-${name}`)
     const token = await exchange(callback.searchParams.get('code')!, `face-${name}`)
