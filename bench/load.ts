@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -73,7 +73,13 @@ function done(summary, latency, requests)
 end
 `
   writeFileSync(join(dir, 'plan.lua'), script)
-  const out = await output(['wrk', '-t', String(WRK_THREADS), '-c', String(plan.connections), '-d', `${plan.seconds}s`, '--timeout', '10s', '-s', join(dir, 'plan.lua'), plan.url])
+  let out: string
+  try {
+    out = await output(['wrk', '-t', String(WRK_THREADS), '-c', String(plan.connections), '-d', `${plan.seconds}s`, '--timeout', '10s', '-s', join(dir, 'plan.lua'), plan.url])
+  } finally {
+    // The plan and its bodies (codes the bench seeded) go with the run: one folder a run was left behind.
+    rmSync(dir, { recursive: true, force: true })
+  }
   const summary = JSON.parse(/JSON(\{.*\})/.exec(out)![1]!) as { p50: number; p99: number; requests: number; socket_errors: number }
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)![1])
   const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0)
