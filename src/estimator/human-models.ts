@@ -52,11 +52,15 @@ function convert(model: GraphModel, dir: string, file: string, ort: OnnxRuntime)
   if (!weights) throw new Error('its weights are in a layout that is not converted')
   const graph = new OnnxGraph()
   const nchw = graph.node('Transpose', [graph.input('input', ['batch', 'height', 'width', 3])], 'input/nchw', [{ name: 'perm', ints: [0, 3, 1, 2] }])
-  appendTfGraph(graph, json.modelTopology.node, weights, nchw)
+  const isImage = appendTfGraph(graph, json.modelTopology.node, weights, nchw)
   // tfjs gives the outputs in this order, named by the signature's key where the model has one ("Identity:0"
   // names the node "Identity"); Human finds some of them by position.
   const signature = (json.signature?.outputs ?? {}) as Record<string, { name?: string } | undefined>
   const outputs = model.outputNodes.map((key) => (signature[key]?.name ?? key).replace(/:0$/, ''))
-  for (const output of outputs) graph.output(output)
+  for (const output of outputs) {
+    // An image would come out in NCHW where tfjs gives NHWC: not read (these models' outputs are reshaped).
+    if (isImage(output)) throw new Error(`its output ${output} is an image, which is not converted back to NHWC`)
+    graph.output(output)
+  }
   return { session: ort.createSession(graph.model()), outputs }
 }

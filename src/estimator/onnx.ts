@@ -75,9 +75,9 @@ export class OnnxGraph {
 /**
  * Adds a TensorFlow.js graph's nodes to `graph`; its Placeholder reads `input`, already in NCHW. Its nodes
  * keep their names; a tensor of rank 4 stays in NCHW, and a Reshape or a Mean gives one in TensorFlow's
- * own order.
+ * own order. Returns whether a tensor is still an image in NCHW, whose values are not in TensorFlow's order.
  */
-export function appendTfGraph(graph: OnnxGraph, nodes: readonly GraphNode[], weights: TfWeights, input: string): void {
+export function appendTfGraph(graph: OnnxGraph, nodes: readonly GraphNode[], weights: TfWeights, input: string): (name: string) => boolean {
   const weight = (name: string | undefined, rank: number, op: string, type: typeof Float32Array | typeof Int32Array = Float32Array) => {
     const found = name === undefined ? undefined : weights.get(tensorName(name))
     if (!found || found.shape.length !== rank || !(found.values instanceof type)) throw new Error(`${op}: its weight ${name} is not a ${type.name} constant of rank ${rank}`)
@@ -213,6 +213,7 @@ export function appendTfGraph(graph: OnnxGraph, nodes: readonly GraphNode[], wei
         throw new Error(`the operation ${node.op} (${node.name}) is not converted`)
     }
   }
+  return (name) => !flat.has(tensorName(name))
 }
 
 function convolution(node: GraphNode, h: number, w: number): Attribute[] {

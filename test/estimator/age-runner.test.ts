@@ -201,6 +201,9 @@ describe('appendTfGraph', () => {
       for (let i = 0; i < got.length; i++) expect(got[i]!).toBeCloseTo(expected[i]!, 5)
       tf.dispose([x, want])
     }
+    // Which tensors are still images in NCHW: up to the reshape, and not after it.
+    const isImage = appendTfGraph(new OnnxGraph(), nodes, weights, 'x')
+    expect(['a', 'sum', 'd', 'g', 'p', 'h', 'i', 'out', 'out:0'].map(isImage)).toEqual([true, true, true, true, true, false, false, false, false])
   })
 
   test('refuses what it does not convert, when the model loads, instead of running it wrong', () => {

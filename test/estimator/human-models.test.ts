@@ -104,6 +104,14 @@ describe('runHumanModelsInOnnx', () => {
       expect(() => runHumanModelsInOnnx(tf, models, dir, ort)).toThrow(/^facemesh: the operation AvgPool \(.*\) is not converted$/)
       expect([models.blazeface.execute, models.facemesh.execute]).toEqual([tfjs, tfjs])
       expect(() => runHumanModelsInOnnx(tf, { blazeface: models.blazeface }, dir, ort)).toThrow("Human's facemesh model is not loaded")
+
+      // A mesh whose output is an image (a convolution's, before the reshape): it would come out in NCHW.
+      json.modelTopology.node.find((node: { op: string }) => node.op === 'AvgPool').op = 'MaxPool'
+      const mesh = json.modelTopology.node.find((node: { name: string }) => node.name === 'Identity_2')
+      mesh.input = [json.modelTopology.node.find((node: { name: string; input?: string[] }) => node.name === 'StatefulPartitionedCall/model_1/output_mesh/Reshape').input[0]]
+      writeFileSync(join(dir, HUMAN_MODELS.facemesh), JSON.stringify(json))
+      expect(() => runHumanModelsInOnnx(tf, models, dir, ort)).toThrow('facemesh: its output Identity_2 is an image, which is not converted back to NHWC')
+      expect([models.blazeface.execute, models.facemesh.execute]).toEqual([tfjs, tfjs])
     } finally {
       rmSync(dir, { recursive: true, force: true })
       tf.dispose([...Object.values(models)] as never)
