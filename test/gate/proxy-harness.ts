@@ -125,8 +125,25 @@ async function waitForProxy(child: Spawned, port: number, host: string, pem: str
   throw new Error(`the proxy did not answer on port ${port} within 30 s:\n${log()}`)
 }
 
+/**
+ * A port found free can be taken before the proxy binds it: an outgoing connection of another test in the
+ * process gets it as its local port (seen once in CI: Caddy's "bind: address already in use"). Such a start
+ * is tried again on fresh ports, three times in all; any other failure is the test's.
+ */
+async function onFreshPorts(start: () => Promise<RunningProxy>): Promise<RunningProxy> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start()
+    } catch (error) {
+      if (attempt >= 3 || !/address already in use/i.test(error instanceof Error ? error.message : String(error))) throw error
+    }
+  }
+}
+
 /** nginx with the `nginx-site` and `nginx-path` snippets, one server block each, on one free port. */
-export async function startNginx(options: ProxyOptions): Promise<RunningProxy> {
+export const startNginx = (options: ProxyOptions) => onFreshPorts(() => startNginxOnce(options))
+
+async function startNginxOnce(options: ProxyOptions): Promise<RunningProxy> {
   const dir = join(options.dir, 'nginx')
   mkdirSync(dir, { recursive: true })
   const { port, sites } = await startSites({ site: 'nginx-site', path: 'nginx-path' }, options)
@@ -160,7 +177,9 @@ export async function startNginx(options: ProxyOptions): Promise<RunningProxy> {
 }
 
 /** Caddy with the `caddy-site` and `caddy-path` snippets, one site block each, on one free port. */
-export async function startCaddy(options: ProxyOptions): Promise<RunningProxy> {
+export const startCaddy = (options: ProxyOptions) => onFreshPorts(() => startCaddyOnce(options))
+
+async function startCaddyOnce(options: ProxyOptions): Promise<RunningProxy> {
   const dir = join(options.dir, 'caddy')
   mkdirSync(dir, { recursive: true })
   const { port, sites } = await startSites({ site: 'caddy-site', path: 'caddy-path' }, options)
