@@ -1,6 +1,6 @@
 import type { GraphModel } from '@tensorflow/tfjs-converter'
 import type { Tensor } from '@tensorflow/tfjs-core'
-import { appendTfGraph, OnnxGraph } from './onnx.ts'
+import { appendTfGraph, OnnxGraph, tensorName } from './onnx.ts'
 import type { OnnxRuntime, OnnxSession } from './onnxruntime.ts'
 import { readWeights } from './relu6.ts'
 import { readTfModel } from './tf-model.ts'
@@ -56,7 +56,7 @@ function convert(model: GraphModel, dir: string, file: string, ort: OnnxRuntime)
   // tfjs gives the outputs in this order, named by the signature's key where the model has one ("Identity:0"
   // names the node "Identity"); Human finds some of them by position.
   const signature = (json.signature?.outputs ?? {}) as Record<string, { name?: string } | undefined>
-  const outputs = model.outputNodes.map((key) => (signature[key]?.name ?? key).replace(/:0$/, ''))
+  const outputs = model.outputNodes.map((key) => tensorName(signature[key]?.name ?? key))
   for (const output of outputs) {
     // An image would come out in NCHW where tfjs gives NHWC: not read (these models' outputs are reshaped).
     if (isImage(output)) throw new Error(`its output ${output} is an image, which is not converted back to NHWC`)

@@ -237,7 +237,7 @@ const fusedOps = (node: GraphNode) => ((attribute(node, 'fused_ops')?.list as { 
 const listOfInts = (node: GraphNode, name: string) => ((attribute(node, name)?.list as { i?: string[] } | undefined)?.i ?? []).map(Number)
 const fromBase64 = (text: string) => Buffer.from(text, 'base64').toString('latin1')
 /** A graph's reference to a node's first output, `name:0`, is the node's name. */
-const tensorName = (input: string) => input.replace(/:0$/, '')
+export const tensorName = (input: string) => input.replace(/:0$/, '')
 
 // onnx.proto's messages, as far as written here (field numbers from the ONNX specification).
 const TENSOR_TYPE = { FLOAT: 1, INT64: 7 } as const

@@ -33,9 +33,9 @@ export function readPngPixels(bytes: Uint8Array): RgbPixels | undefined {
     at += 12 + length
   }
   const stride = width * samples
+  // Exactly the rows' bytes, or undefined.
   const data = unpack(idat, idatLength, height * (stride + 1))
   if (!data) return undefined
-  if (data.length !== height * (stride + 1)) return undefined
   if (!unfilter(data, height, stride, samples)) return undefined
   const rgb = new Uint8Array(width * height * 3)
   const colour = samples >= 3
