@@ -1,4 +1,4 @@
-import { createTransport } from 'nodemailer'
+import type { Transporter } from 'nodemailer'
 import type { MailConfig } from '../config.ts'
 import type { Logger } from '../lib/log.ts'
 
@@ -27,24 +27,32 @@ export type Outbox = {
 const CONNECTION_TIMEOUT_MS = 10_000
 const SOCKET_TIMEOUT_MS = 30_000
 
-/** An outbox that sends through the SMTP server of SMTP_URL, from SMTP_FROM (nodemailer). */
+/**
+ * An outbox that sends through the SMTP server of SMTP_URL, from SMTP_FROM (nodemailer). The library loads with
+ * the first email, not with the server: most processes send none, and it is a few MiB of each one's memory.
+ */
 export function createSmtpOutbox(config: MailConfig, log: Logger): Outbox {
-  const transport = createTransport(
-    {
-      host: config.host,
-      port: config.port,
-      secure: config.secure,
-      ...(config.auth && { auth: config.auth }),
-      connectionTimeout: CONNECTION_TIMEOUT_MS,
-      greetingTimeout: CONNECTION_TIMEOUT_MS,
-      socketTimeout: SOCKET_TIMEOUT_MS,
-      // Our messages are plain text we wrote: no attachment may read a file or fetch a URL.
-      disableFileAccess: true,
-      disableUrlAccess: true,
-      logger: false,
-    },
-    { from: config.from },
-  )
+  // One transport for every send, made by the first (two sends at once share it).
+  let transport: Promise<Transporter> | undefined
+  const connect = async (): Promise<Transporter> => {
+    const { createTransport } = await import('nodemailer')
+    return createTransport(
+      {
+        host: config.host,
+        port: config.port,
+        secure: config.secure,
+        ...(config.auth && { auth: config.auth }),
+        connectionTimeout: CONNECTION_TIMEOUT_MS,
+        greetingTimeout: CONNECTION_TIMEOUT_MS,
+        socketTimeout: SOCKET_TIMEOUT_MS,
+        // Our messages are plain text we wrote: no attachment may read a file or fetch a URL.
+        disableFileAccess: true,
+        disableUrlAccess: true,
+        logger: false,
+      },
+      { from: config.from },
+    )
+  }
   const pending = new Set<Promise<void>>()
 
   async function deliver(purpose: string, compose: () => Promise<OutgoingMail | undefined>): Promise<void> {
@@ -53,7 +61,8 @@ export function createSmtpOutbox(config: MailConfig, log: Logger): Outbox {
     try {
       const mail = await compose()
       if (!mail) return
-      await transport.sendMail(mail)
+      transport ??= connect()
+      await (await transport).sendMail(mail)
       log.info('mail_sent', { purpose })
     } catch (cause) {
       // Only the code: the server's reply text may name the recipient, and a query's error its values.
@@ -73,7 +82,7 @@ export function createSmtpOutbox(config: MailConfig, log: Logger): Outbox {
     drained,
     async close() {
       await drained()
-      transport.close()
+      if (transport) (await transport).close()
     },
   }
 }

@@ -143,6 +143,6 @@ describe('what @owf/mdoc 0.6 writes when the device key names no alg', () => {
 
 test("loading @owf/mdoc beside the verifier leaves the verifier's CBOR decoder as it was (cbor-x, required, is its own instance)", () => {
   // @owf/mdoc registers its own tags 18 and 24 with the cbor-x it imports; @auth0/mdl's must still decode ours.
-  expect(new mdl.DataItem({ buffer: new Uint8Array([0xd8, 0x18, 0x41, 0x01]) }).data).toBeInstanceOf(mdl.DataItem)
-  expect(new mdl.DataItem({ buffer: new Uint8Array([0xd2, 0x80]) }).data).toMatchObject({ tag: 18, value: [] })
+  expect(new (mdl().DataItem)({ buffer: new Uint8Array([0xd8, 0x18, 0x41, 0x01]) }).data).toBeInstanceOf(mdl().DataItem)
+  expect(new (mdl().DataItem)({ buffer: new Uint8Array([0xd2, 0x80]) }).data).toMatchObject({ tag: 18, value: [] })
 })

@@ -3,8 +3,6 @@ import { mdl } from '../iso-mdoc/cbor-env.ts'
 import { sessionTranscriptBytes } from '../iso-mdoc/verify.ts'
 import { AGE_DOC_TYPES, type AgeDocType } from '../queries.ts'
 
-const { DeviceResponse, Document, MDoc, parse } = mdl
-
 /**
  * A development issuer and holder of age mdocs, for tests and `ofage dev wallet`: what a national issuer
  * and a wallet would do, with the same library, and keys the caller hands in. Nothing here is trusted by
@@ -32,14 +30,14 @@ export type DevMdocIssue = {
  */
 export async function issueDevMdoc(issue: DevMdocIssue): Promise<Uint8Array> {
   const elements = Object.fromEntries(Object.entries(issue.ages).map(([age, over]) => [ageOverElement(Number(age)), over]))
-  const document = await new Document(issue.docType)
+  const document = await new (mdl().Document)(issue.docType)
     .addIssuerNameSpace(AGE_DOC_TYPES[issue.docType], elements)
     .useDigestAlgorithm('SHA-256')
     .addValidityInfo({ signed: issue.validFrom, validFrom: issue.validFrom, validUntil: issue.validUntil })
     .addDeviceKeyInfo({ deviceKey: issue.holderPublicKey })
     // The library imports a JWK with the algorithm it names, so name it (also for the device key below).
     .sign({ issuerPrivateKey: { ...issue.signerKey, alg: 'ES256' }, issuerCertificate: issue.signerCertificate, alg: 'ES256' })
-  return new MDoc([document]).encode()
+  return new (mdl().MDoc)([document]).encode()
 }
 
 /** What the development wallet needs to answer one request. */
@@ -58,14 +56,14 @@ export type DevMdocPresentation = {
  * neither, nothing. Signed with the device key over the SessionTranscript (deviceSignature, ES256).
  */
 export async function presentDevMdoc(issued: Uint8Array, presentation: DevMdocPresentation): Promise<Uint8Array> {
-  const mdoc = parse(issued)
+  const mdoc = mdl().parse(issued)
   const document = mdoc.documents[0]
   if (!document || !Object.hasOwn(AGE_DOC_TYPES, document.docType)) throw new TypeError('not an age mdoc issued by issueDevMdoc')
   const namespace = AGE_DOC_TYPES[document.docType as AgeDocType]
   // Asked for an age it cannot answer, the library logs to the console; ask for nothing instead.
   const hasAges = (document.issuerSigned.nameSpaces[namespace] ?? []).some((item) => item.elementIdentifier.startsWith('age_over_'))
   const fields = hasAges ? [{ path: [`$['${namespace}']['${ageOverElement(presentation.threshold)}']`], intent_to_retain: false }] : []
-  const response = await DeviceResponse.from(mdoc)
+  const response = await mdl().DeviceResponse.from(mdoc)
     .usingPresentationDefinition({
       id: 'age',
       input_descriptors: [{ id: document.docType, format: { mso_mdoc: { alg: ['ES256'] } }, constraints: { limit_disclosure: 'required', fields } }],

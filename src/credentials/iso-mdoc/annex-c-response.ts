@@ -60,7 +60,7 @@ function readEncryptedResponse(data: unknown): { enc: Uint8Array; cipherText: Ui
   if (typeof response !== 'string' || response.length > MAX_ANNEX_C_RESPONSE_LENGTH || !/^[A-Za-z0-9_-]+$/.test(response)) return undefined
   let decoded: unknown
   try {
-    decoded = new mdl.DataItem({ buffer: Buffer.from(response, 'base64url') }).data
+    decoded = new (mdl().DataItem)({ buffer: Buffer.from(response, 'base64url') }).data
   } catch {
     return undefined
   }

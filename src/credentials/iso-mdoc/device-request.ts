@@ -34,7 +34,7 @@ export async function ageDeviceRequest(params: AgeDeviceRequestParams): Promise<
   )
   const deviceRequestInfo = taggedCbor({ useCases: [{ mandatory: true, documentSets: itemsRequests.map((_, index) => [index]) }] })
   const reader = params.reader
-  const transcript = new mdl.DataItem({ buffer: params.sessionTranscript }).data
+  const transcript = new (mdl().DataItem)({ buffer: params.sessionTranscript }).data
 
   const docRequests = await Promise.all(
     itemsRequests.map(async (itemsRequest) => {

@@ -41,7 +41,7 @@ const refuse = (failure: ReadFailure): DeviceResponseRead => ({ ok: false, failu
 export function readDeviceResponse(bytes: Uint8Array, docTypes: readonly string[]): DeviceResponseRead {
   let response: unknown
   try {
-    response = new mdl.DataItem({ buffer: bytes }).data
+    response = new (mdl().DataItem)({ buffer: bytes }).data
   } catch {
     return refuse('malformed')
   }

@@ -8,8 +8,6 @@ import { checkCertificateChain, type TrustList } from '../trust/trust-list.ts'
 import { encodeCbor, mdl } from './cbor-env.ts'
 import { readDeviceResponse } from './device-response.ts'
 
-const { DataItem, parse, Verifier } = mdl
-
 /**
  * What a presentation is checked against: our trust list, this request's transcript, the doc type of the
  * query it answers, the session's age.
@@ -80,7 +78,7 @@ export async function verifyMdocAgePresentation(deviceResponse: Uint8Array, chec
 
   const failed: Check[] = []
   try {
-    await new Verifier([]).verify(response, {
+    await new (mdl().Verifier)([]).verify(response, {
       encodedSessionTranscript,
       disableCertificateChainValidation: true,
       onCheck: (item) => {
@@ -123,9 +121,9 @@ async function checkRevocation(status: unknown, path: X509Certificate[], revocat
 /** The one device-signed document `readDeviceResponse` left, with its issuer's certificates; else undefined. */
 function readDocument(deviceResponse: Uint8Array): { document: DeviceSignedDocument; x5chain: Uint8Array[] } | undefined {
   try {
-    const { documents } = parse(deviceResponse)
+    const { documents } = mdl().parse(deviceResponse)
     const document = documents[0]
-    if (documents.length !== 1 || !(document instanceof mdl.DeviceSignedDocument) || typeof document.docType !== 'string') return undefined
+    if (documents.length !== 1 || !(document instanceof mdl().DeviceSignedDocument) || typeof document.docType !== 'string') return undefined
     const x5chain: unknown[] = document.issuerSigned.issuerAuth.x5chain ?? []
     if (!x5chain.every((cert) => cert instanceof Uint8Array)) return undefined
     return { document, x5chain: x5chain as Uint8Array[] }
@@ -160,7 +158,7 @@ function readAgeStatements(document: DeviceSignedDocument, namespace: string, th
  * always do: a failure here is a bug of the caller, and throws.
  */
 export function sessionTranscriptBytes(transcript: Uint8Array): Uint8Array {
-  const wrapped = new DataItem({ buffer: transcript })
+  const wrapped = new (mdl().DataItem)({ buffer: transcript })
   if (!Buffer.from(encodeCbor(wrapped.data)).equals(Buffer.from(transcript))) {
     throw new TypeError('a SessionTranscript must be CBOR in the encoding @auth0/mdl produces (shortest form, definite lengths)')
   }

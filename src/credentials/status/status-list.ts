@@ -103,7 +103,7 @@ function readCwtList(token: Uint8Array, check: { uri: string; trustList: TrustLi
   const chain = checkCertificateChain(check.trustList, der, check.now, { format: 'mdoc' })
   if (!chain.trusted) return { ok: false, failure: 'untrusted_list' }
   // RFC 9052 §4.4: Sig_structure = ["Signature1", body_protected, external_aad, payload]; ES256 is r || s.
-  const toBeSigned = mdl.DataItem.fromData(['Signature1', protectedBytes, new Uint8Array(), payload]).buffer
+  const toBeSigned = mdl().DataItem.fromData(['Signature1', protectedBytes, new Uint8Array(), payload]).buffer
   if (!verifyCose(chain.leaf, toBeSigned, signature)) return { ok: false, failure: 'untrusted_list' }
   const claims: unknown = decodeCbor(payload)
   if (!(claims instanceof Map)) return malformed
@@ -148,7 +148,7 @@ export function statusAt(list: Pick<StatusList, 'bits' | 'bytes'>, idx: number):
 }
 
 function decodeCbor(bytes: Uint8Array): unknown {
-  return new mdl.DataItem({ buffer: bytes }).data
+  return new (mdl().DataItem)({ buffer: bytes }).data
 }
 
 function isTag(value: unknown, tag: number): value is { tag: number; value: unknown } {

@@ -15,7 +15,7 @@ export type CborLimits = { maxDepth: number; tags: ReadonlySet<number> }
 export function decodeBoundedCbor(bytes: Uint8Array, limits: CborLimits): { value: unknown } | undefined {
   if (!isBoundedCbor(bytes, limits)) return undefined
   try {
-    return { value: new mdl.DataItem({ buffer: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) }).data }
+    return { value: new (mdl().DataItem)({ buffer: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) }).data }
   } catch {
     return undefined
   }

@@ -1,8 +1,10 @@
-import 'reflect-metadata'
 import type { X509Certificate as NodeCertificate } from 'node:crypto'
-import * as x509 from '@peculiar/x509'
+import type * as x509 from '@peculiar/x509'
 import { createExpiringCache, type Loaded } from '../../lib/expiring-cache.ts'
 import { fetchBounded, type FetchFailure, type OutboundFetchOptions } from '../../lib/outbound-fetch.ts'
+import { peculiarX509 } from './peculiar-x509.ts'
+
+type Peculiar = typeof x509
 
 /**
  * Certificate revocation lists (RFC 5280 §5) for the certificates an issuer signs with: ISO 18013-5 Annex B
@@ -44,7 +46,7 @@ export function createCrlChecker(options: CrlCheckerOptions): CrlChecker {
   async function load(url: string): Promise<Loaded<x509.X509Crl, FetchFailure | 'malformed_crl'>> {
     const fetched = await fetchBounded(url, { maxBytes: DEFAULT_MAX_BYTES, ...options.fetch, allowHttp: true, accept: 'application/pkix-crl' })
     if (!fetched.ok) return fetched.failure
-    const crl = parseCrl(fetched.body)
+    const crl = parseCrl(await peculiarX509(), fetched.body)
     if (!crl) return 'malformed_crl'
     return { value: crl, until: Math.min(crl.nextUpdate?.getTime() ?? 0, options.now().getTime() + MAX_CACHE_MS) }
   }
@@ -52,8 +54,8 @@ export function createCrlChecker(options: CrlCheckerOptions): CrlChecker {
   const crlAt = (url: string) => cache.get(url, () => load(url))
 
   /** The verdict on one certificate from its issuer's CRL, or why no CRL of its could be used. */
-  async function checkOne(certificate: x509.X509Certificate, issuer: x509.X509Certificate): Promise<CrlOutcome | 'no_distribution_point'> {
-    const urls = distributionPoints(certificate)
+  async function checkOne(peculiar: Peculiar, certificate: x509.X509Certificate, issuer: x509.X509Certificate): Promise<CrlOutcome | 'no_distribution_point'> {
+    const urls = distributionPoints(peculiar, certificate)
     if (urls === undefined) return 'no_distribution_point'
     let failure: CrlOutcome = 'no_usable_distribution_point'
     for (const url of urls) {
@@ -70,16 +72,17 @@ export function createCrlChecker(options: CrlCheckerOptions): CrlChecker {
   }
 
   return async (chain) => {
+    const peculiar = await peculiarX509()
     let certificates: x509.X509Certificate[]
     try {
-      certificates = chain.map((certificate) => new x509.X509Certificate(certificate.raw))
+      certificates = chain.map((certificate) => new peculiar.X509Certificate(certificate.raw))
     } catch {
       report('malformed_crl')
       return 'unavailable'
     }
     let checked = false
     for (let i = 0; i + 1 < certificates.length; i++) {
-      const outcome = await checkOne(certificates[i]!, certificates[i + 1]!)
+      const outcome = await checkOne(peculiar, certificates[i]!, certificates[i + 1]!)
       if (outcome === 'no_distribution_point') continue
       checked = true
       if (outcome === 'good') continue
@@ -92,8 +95,8 @@ export function createCrlChecker(options: CrlCheckerOptions): CrlChecker {
 }
 
 /** The http(s) URIs of a certificate's CRL distribution points; undefined when it names none at all. */
-function distributionPoints(certificate: x509.X509Certificate): string[] | undefined {
-  const extension = certificate.getExtension(x509.CRLDistributionPointsExtension)
+function distributionPoints(peculiar: Peculiar, certificate: x509.X509Certificate): string[] | undefined {
+  const extension = certificate.getExtension(peculiar.CRLDistributionPointsExtension)
   if (!extension) return undefined
   return extension.distributionPoints.flatMap((point) =>
     (point.distributionPoint?.fullName ?? []).flatMap((name) => {
@@ -119,10 +122,10 @@ async function judge(crl: x509.X509Crl, certificate: x509.X509Certificate, issue
 }
 
 /** DER, or PEM (some servers send it so). */
-function parseCrl(body: Uint8Array): x509.X509Crl | undefined {
+function parseCrl(peculiar: Peculiar, body: Uint8Array): x509.X509Crl | undefined {
   try {
     const text = Buffer.from(body).toString('latin1')
-    return text.includes('-----BEGIN X509 CRL-----') ? new x509.X509Crl(text) : new x509.X509Crl(new Uint8Array(body))
+    return text.includes('-----BEGIN X509 CRL-----') ? new peculiar.X509Crl(text) : new peculiar.X509Crl(new Uint8Array(body))
   } catch {
     return undefined
   }

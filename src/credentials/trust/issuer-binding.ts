@@ -1,11 +1,6 @@
 import type { X509Certificate } from 'node:crypto'
+import { peculiarX509 } from './peculiar-x509.ts'
 import type { IssuerKey } from './trust-list.ts'
-
-/** @peculiar/x509 (and the reflect-metadata it needs first), loaded once: node:crypto gives SANs and names only as text. */
-async function peculiar() {
-  await import('reflect-metadata')
-  return import('@peculiar/x509')
-}
 
 /**
  * Whether the key an SD-JWT verified with may speak for the issuer its `iss` names (draft-ietf-oauth-sd-jwt-vc
@@ -29,7 +24,7 @@ export async function issuerMatchesKey(iss: unknown, key: IssuerKey): Promise<bo
 }
 
 async function subjectAltNames(certificate: X509Certificate): Promise<{ dnsNames: string[]; uris: string[] }> {
-  const x509 = await peculiar()
+  const x509 = await peculiarX509()
   const extension = new x509.X509Certificate(certificate.raw).getExtension(x509.SubjectAlternativeNameExtension)
   const names = extension?.names.items ?? []
   return {
@@ -47,7 +42,7 @@ async function subjectAltNames(certificate: X509Certificate): Promise<{ dnsNames
 export async function documentSignerMatchesIaca(signer: X509Certificate, iaca: X509Certificate): Promise<boolean> {
   // The operator trusted this very certificate (a root of the static file): there is no IACA to agree with.
   if (signer.fingerprint256 === iaca.fingerprint256) return true
-  const x509 = await peculiar()
+  const x509 = await peculiarX509()
   const [signerName, iacaName] = [new x509.X509Certificate(signer.raw).subjectName, new x509.X509Certificate(iaca.raw).subjectName]
   const field = (name: typeof signerName, type: string) => name.getField(type).map((value) => value.trim().toUpperCase())
   const [iacaCountry, signerCountry] = [field(iacaName, 'C'), field(signerName, 'C')]

@@ -1,6 +1,6 @@
 import type { X509Certificate } from 'node:crypto'
 import type { TrustSourceKind } from '../../db/schema.ts'
-import { ageTrustAnchors, readEtsiTrustedList, type EtsiFailure } from './etsi-trusted-list.ts'
+import type { EtsiFailure } from './etsi-trusted-list.ts'
 import type { CredentialFormat } from './trust-list.ts'
 import { readVical, type VicalFailure } from './vical.ts'
 
@@ -38,6 +38,9 @@ export async function readTrustSource(kind: TrustSourceKind, bytes: Uint8Array, 
     }))
     return { ok: true, list: { publisher: vical.provider, issuedAt: vical.issuedAt, sequence: vical.issueId, nextUpdate: vical.nextUpdate, anchors } }
   }
+  // Loaded here, at the first import of such a list: its XML parser and signature library are a few MiB of
+  // memory that a process serving requests never needs.
+  const { ageTrustAnchors, readEtsiTrustedList } = await import('./etsi-trusted-list.ts')
   const read = await readEtsiTrustedList(bytes, { signerCertificates: signers, now })
   if (!read.ok) return { ok: false, reason: WHY[read.reason] }
   const { list } = read

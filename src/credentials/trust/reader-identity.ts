@@ -3,6 +3,7 @@ import type { CredentialConfig } from '../../config.ts'
 import { ConfigError } from '../../errors.ts'
 import { x509HashClientId, type VerifierInfo } from '../../keys/verifier-key.ts'
 import { checkCertificateCurrent, checkChainEndsAtRoot, checkChainOrder, describeName, readCertificates, readRoots, readSettingText, type Setting } from './certificate-chain.ts'
+import { peculiarX509 } from './peculiar-x509.ts'
 import { loadRegistrationCertificate, REGISTRATION_CERTIFICATE_FORMAT, type RegistrationCertificate } from './registration-certificate.ts'
 
 /**
@@ -141,9 +142,7 @@ export function describeReaderIdentity(identity: ReaderIdentity): Record<string,
 async function checkRpMetadata(value: string, leaf: X509Certificate): Promise<string> {
   const variable = 'CREDENTIAL_VERIFIER_RP_METADATA'
   if (!/^[A-Za-z0-9_-]+$/.test(value)) throw new ConfigError(variable, 'must be the base64url string Google gave (gw_rp_metadata_bytes)')
-  // Loaded only here: @peculiar/x509 (and the reflect-metadata it needs first) reads extensions node:crypto does not.
-  await import('reflect-metadata')
-  const { X509Certificate: Certificate } = await import('@peculiar/x509')
+  const { X509Certificate: Certificate } = await peculiarX509()
   const extension = new Certificate(leaf.raw).getExtension(GOOGLE_RP_METADATA_EXTENSION)
   if (extension) {
     const named = Buffer.from(extension.value)

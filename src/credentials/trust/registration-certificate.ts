@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs'
 import { compactVerify, decodeProtectedHeader, errors, importX509 } from 'jose'
 import { ConfigError } from '../../errors.ts'
 import { checkCertificateCurrent, checkChainEndsAtRoot, checkChainOrder, describeName, type Setting } from './certificate-chain.ts'
+import { peculiarX509 } from './peculiar-x509.ts'
 
 /**
  * A wallet-relying party registration certificate (WRPRC): what a member state's registrar says a relying
@@ -196,9 +197,8 @@ function isNumericDate(value: unknown): value is number {
  * under another's certificate; a wallet that checks refuses the pair, so it is refused here first.
  */
 async function checkSameRelyingParty(sub: string, access: { certificate: X509Certificate; variable: string }, fail: Fail): Promise<void> {
-  // Loaded only here: @peculiar/x509 (and the reflect-metadata it needs first) reads any attribute by OID.
-  await import('reflect-metadata')
-  const { X509Certificate: Certificate } = await import('@peculiar/x509')
+  // @peculiar/x509 reads any attribute by OID.
+  const { X509Certificate: Certificate } = await peculiarX509()
   const name = new Certificate(access.certificate.raw).subjectName
   const identifiers = [...name.getField(ORGANIZATION_IDENTIFIER), ...name.getField(SERIAL_NUMBER)]
   if (identifiers.includes(sub)) return
