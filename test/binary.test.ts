@@ -6,6 +6,7 @@ import { createLocalJWKSet, jwtVerify, type JWK } from 'jose'
 import pkg from '../package.json' with { type: 'json' }
 import { basic, freePort, freshDatabaseUrl, onPostgres, REDIRECT_URI, waitUntilReady } from './helpers.ts'
 import type { Pose } from '../src/liveness/challenge.ts'
+import { HEAP_GROWTH_VARIABLE } from '../src/ops/heap-growth.ts'
 import { manyScansJpeg } from './images/hostile-images.ts'
 import { captureFor, captureForm, hasLivenessClips } from './liveness/clips.ts'
 import { callback, testBrowser } from './verification/browser.ts'
@@ -87,6 +88,8 @@ describe.skipIf(!built)('the compiled binary', () => {
     const started = readFileSync(join(workDir, 'server.log'), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>)
     expect(started.find((line) => line.event === 'migrations')).toMatchObject({ applied: 0, total: expect.any(Number) })
     expect(started.find((line) => line.event === 'listening')).toMatchObject({ version: pkg.version, commit: expect.stringMatching(/^[0-9a-f]{7,40}$/) })
+    // It serves with JavaScriptCore's heap growth function off, in the process that was started (src/ops/heap-growth.ts).
+    expect(readFileSync(`/proc/${server.pid}/environ`, 'utf8').split('\0')).toContain(`${HEAP_GROWTH_VARIABLE}=1048576`)
 
     const browser = testBrowser({ baseUrl })
     const { response, page } = await browser.open({ client_id: client.client_id, state: 'bin' })

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { readdirSync, readFileSync } from 'node:fs'
 import { loadConfig } from '../src/config.ts'
+import { HEAP_GROWTH_VARIABLE } from '../src/ops/heap-growth.ts'
 import { freePort, freshDatabaseUrl, onPostgres, waitUntilReady } from './helpers.ts'
 
 /**
@@ -58,7 +59,7 @@ const url = `http://127.0.0.1:${port}`
 beforeAll(async () => {
   if (!onPostgres) return
   database = await freshDatabaseUrl()
-  const env = { ...process.env, DATABASE_URL: database.url, PORT: String(port), PUBLIC_URL: url, APP_URL: url, FACE_CHECK: '0', OFAGE_DEMO: '0', WORKERS: '3', METRICS_PUBLIC: '1' }
+  const env = { ...process.env, DATABASE_URL: database.url, PORT: String(port), PUBLIC_URL: url, APP_URL: url, FACE_CHECK: '0', OFAGE_DEMO: '0', WORKERS: '3', METRICS_PUBLIC: '1', [HEAP_GROWTH_VARIABLE]: undefined }
   server = Bun.spawn(['bun', 'src/index.ts'], { env, stdout: 'ignore', stderr: 'ignore' })
   await waitUntilReady(url, 30_000)
 }, 60_000)
@@ -93,6 +94,10 @@ test.skipIf(!onPostgres)('three workers serve one port; a dead one is started ag
   await until(() => childrenOf(server.pid).length === 2)
   const responses = await Promise.all(Array.from({ length: 50 }, () => fetch(`${url}/api/.well-known/jwks.json`).then((r) => r.status)))
   expect(responses.every((status) => status === 200)).toBe(true)
+  // Every process runs with JavaScriptCore's heap growth function off: the first set it, the workers inherit it.
+  for (const pid of [server.pid, ...childrenOf(server.pid)]) {
+    expect(readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')).toContain(`${HEAP_GROWTH_VARIABLE}=1048576`)
+  }
 
   const [victim] = childrenOf(server.pid)
   process.kill(victim!, 'SIGKILL')

@@ -1,3 +1,4 @@
+import { steadyHeapGrowth } from '../ops/heap-growth.ts'
 import { runServer } from '../server.ts'
 import type { ServerCommand } from './command.ts'
 
@@ -8,5 +9,9 @@ export const serve: ServerCommand = {
   usage: 'serve                                   run the server (the default)',
   subcommands: [],
   options: {},
-  run: (config, commands) => runServer(config, { commands }),
+  run: (config, commands) => {
+    // `bun start` made sure of it before loading anything; `ofage serve` of the binary and `bun run cli` do it here.
+    steadyHeapGrowth()
+    return runServer(config, { commands })
+  },
 }

@@ -10,6 +10,16 @@ export function workerIndex(): number {
 }
 
 /**
+ * The command line that runs this program again. Run by bun: the runtime flags (the header bound) and the
+ * script again. A compiled binary carries its flags itself and takes only the command line's own arguments
+ * (its argv[1] is its embedded entry).
+ */
+export function ownCommandLine(): string[] {
+  const compiled = process.argv[1]?.startsWith('/$bunfs/') ?? false
+  return compiled ? [process.execPath, ...process.argv.slice(2)] : [process.execPath, ...process.execArgv, ...process.argv.slice(1)]
+}
+
+/**
  * Starts `count` more server processes, the same program with the same arguments and environment, each
  * marked with its index. One that dies is started again after a second; `stop()` sends each SIGTERM and
  * waits for it to finish its requests. Bun has no cluster module that shares a listening socket on Linux,
@@ -19,11 +29,7 @@ export function startWorkers(count: number, log: Logger): { stop(): Promise<void
   let stopping = false
   const children = new Map<number, ReturnType<typeof Bun.spawn>>()
   const start = (index: number) => {
-    // Run by bun: the runtime flags (the header bound) and the script again. A compiled binary carries its
-    // flags itself and takes only the command line's own arguments (its argv[1] is its embedded entry).
-    const compiled = process.argv[1]?.startsWith('/$bunfs/') ?? false
-    const argv = compiled ? [process.execPath, ...process.argv.slice(2)] : [process.execPath, ...process.execArgv, ...process.argv.slice(1)]
-    const child = Bun.spawn(argv, { env: { ...process.env, [WORKER_ENV]: String(index), [PARENT_ENV]: String(process.pid) }, stdio: ['ignore', 'inherit', 'inherit'] })
+    const child = Bun.spawn(ownCommandLine(), { env: { ...process.env, [WORKER_ENV]: String(index), [PARENT_ENV]: String(process.pid) }, stdio: ['ignore', 'inherit', 'inherit'] })
     children.set(index, child)
     child.exited.then((code) => {
       if (stopping) return
