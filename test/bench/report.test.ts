@@ -108,6 +108,9 @@ test("issue 34's goals: each met or by how much it is missed, with what bounds i
   // Missed by a little: validation at 49% is short by 2% of its goal; and the table is written into the page.
   const missed = goalReadings({ ...slower, rows: [{ ...slower.rows[1]!, result: result(49_000) }] })
   expect(missed.find((g) => g.goal.startsWith('validation'))).toMatchObject({ met: false, shortBy: '2%' })
+  // Missed by a hair: 49.96% is neither "50%" nor short by "0%".
+  const hair = goalReadings({ ...slower, rows: [{ ...slower.rows[1]!, result: result(49_960) }] })
+  expect(hair.find((g) => g.goal.startsWith('validation'))).toMatchObject({ met: false, measured: '49,960/s = 49.9%', shortBy: '0.1%' })
   // Its bound: the server's CPU a request (60% of two cores over 49,000/s) against the hello world's (50% over 100,000/s).
   const helloCpu = { server: 0.5, postgres: 0, other: 0.5 }
   const bounded = goalReadings({ ...slower, helloCpu, rows: [{ ...slower.rows[1]!, result: result(49_000) }] })
