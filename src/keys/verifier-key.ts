@@ -1,6 +1,7 @@
 import { createHash, X509Certificate } from 'node:crypto'
 import { importJWK, type CryptoKey, type JWK } from 'jose'
 import type { Database } from '../db/client.ts'
+import { peculiarX509 } from '../credentials/trust/peculiar-x509.ts'
 import { findSecret, getOrCreateSecret } from './server-secrets.ts'
 
 /**
@@ -56,9 +57,8 @@ export function x509HashClientId(leafBase64: string): string {
 
 async function generateVerifierKey(hostname: string, now: Date): Promise<{ jwk: JWK; certificate: string }> {
   const keys = await crypto.subtle.generateKey(ECDSA, true, ['sign', 'verify'])
-  // Loaded only here, once per database: @peculiar/x509 (and the reflect-metadata it needs first) is large.
-  await import('reflect-metadata')
-  const x509 = await import('@peculiar/x509')
+  // Loaded only here, once per database: @peculiar/x509 is large.
+  const x509 = await peculiarX509()
   const certificate = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: Buffer.from(crypto.getRandomValues(new Uint8Array(8))).toString('hex').replace(/^[89a-f]/, '1'),
     name: `CN=${hostname.replace(/[,=+<>#;"\\]/g, '')}, O=ofage verifier`,

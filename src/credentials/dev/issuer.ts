@@ -1,10 +1,9 @@
-import 'reflect-metadata'
 import { X509Certificate } from 'node:crypto'
-import * as x509 from '@peculiar/x509'
 import { digest, ES256, generateSalt } from '@sd-jwt/crypto-nodejs'
 import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc'
 import type { JWK } from 'jose'
 import { issueDevMdoc } from './mdoc.ts'
+import { peculiarX509 } from '../trust/peculiar-x509.ts'
 import { DEV_ISSUER_ORGANIZATION } from '../trust/trust-list.ts'
 
 /**
@@ -39,6 +38,7 @@ const ECDSA = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' }
 const DAY_MS = 86_400_000
 
 export async function createDevIssuer(now: Date): Promise<DevIssuer> {
+  const x509 = await peculiarX509()
   const rootKeys = await crypto.subtle.generateKey(ECDSA, true, ['sign', 'verify'])
   const signerKeys = await crypto.subtle.generateKey(ECDSA, true, ['sign', 'verify'])
   const notBefore = new Date(now.getTime() - DAY_MS)
