@@ -72,6 +72,15 @@ describe.skipIf(!built)('the compiled binary', () => {
     expect(mistake).toEqual({ status: 2, out: '', err: 'ofage: unknown option --prot\nSee "ofage --help".\n' })
   })
 
+  test('the test issuer and wallet run from the binary: certificates (@peculiar/x509) and an mdoc (@auth0/mdl), loaded at first use', async () => {
+    const dir = join(workDir, 'dev-issuer')
+    expect(await run('dev', 'issuer', 'init', '--dir', dir)).toMatchObject({ status: 0, err: '' })
+    for (const format of ['mdl', 'sd-jwt']) {
+      expect(await run('dev', 'issuer', 'issue', '--dir', dir, '--age', '30', '--wallet', join(dir, 'wallet.json'), '--format', format)).toMatchObject({ status: 0, err: '' })
+    }
+    expect((JSON.parse(readFileSync(join(dir, 'wallet.json'), 'utf8')) as { credentials: unknown[] }).credentials).toHaveLength(2)
+  })
+
   test('migrate, clients create, serve, and a full flow over HTTP', async () => {
     const migrated = await run('migrate')
     expect(migrated.err).toBe('')
