@@ -21,6 +21,6 @@ const STEADY_THRESHOLD_MB = 1024 * 1024
  */
 export function steadyHeapGrowth(): void {
   if (process.env[HEAP_GROWTH_VARIABLE] !== undefined || typeof process.execve !== 'function') return
-  const [program, ...args] = ownCommandLine()
-  process.execve(program!, [program!, ...args], { ...process.env, [HEAP_GROWTH_VARIABLE]: String(STEADY_THRESHOLD_MB) })
+  const argv = ownCommandLine()
+  process.execve(argv[0]!, argv, { ...process.env, [HEAP_GROWTH_VARIABLE]: String(STEADY_THRESHOLD_MB) })
 }

@@ -43,15 +43,15 @@ export function createCrlChecker(options: CrlCheckerOptions): CrlChecker {
   const cache = createExpiringCache<x509.X509Crl, FetchFailure | 'malformed_crl'>({ now: () => options.now().getTime(), maxEntries: options.maxEntries ?? 64 })
   const report = (outcome: CrlOutcome) => options.onOutcome?.(outcome)
 
-  async function load(url: string): Promise<Loaded<x509.X509Crl, FetchFailure | 'malformed_crl'>> {
+  async function load(peculiar: Peculiar, url: string): Promise<Loaded<x509.X509Crl, FetchFailure | 'malformed_crl'>> {
     const fetched = await fetchBounded(url, { maxBytes: DEFAULT_MAX_BYTES, ...options.fetch, allowHttp: true, accept: 'application/pkix-crl' })
     if (!fetched.ok) return fetched.failure
-    const crl = parseCrl(await peculiarX509(), fetched.body)
+    const crl = parseCrl(peculiar, fetched.body)
     if (!crl) return 'malformed_crl'
     return { value: crl, until: Math.min(crl.nextUpdate?.getTime() ?? 0, options.now().getTime() + MAX_CACHE_MS) }
   }
 
-  const crlAt = (url: string) => cache.get(url, () => load(url))
+  const crlAt = (peculiar: Peculiar, url: string) => cache.get(url, () => load(peculiar, url))
 
   /** The verdict on one certificate from its issuer's CRL, or why no CRL of its could be used. */
   async function checkOne(peculiar: Peculiar, certificate: x509.X509Certificate, issuer: x509.X509Certificate): Promise<CrlOutcome | 'no_distribution_point'> {
@@ -59,7 +59,7 @@ export function createCrlChecker(options: CrlCheckerOptions): CrlChecker {
     if (urls === undefined) return 'no_distribution_point'
     let failure: CrlOutcome = 'no_usable_distribution_point'
     for (const url of urls) {
-      const crl = await crlAt(url)
+      const crl = await crlAt(peculiar, url)
       if (typeof crl === 'string') {
         failure = crl
         continue
