@@ -152,9 +152,16 @@ export class SigningKeys {
     else if (this.previous?.key.thumbprint !== previous.thumbprint) this.previous = { key: await publicKeyFromJwk(previous), until: Date.parse(previous.until) }
   }
 
+  /**
+   * Reads the key in force if it is due. A read already under way is shared, but one that began before this
+   * became due (it may have read a file since fixed) leaves it due: then one more read follows it.
+   */
   private async fresh(): Promise<void> {
-    if (!this.due(this.options.clock.now().getTime())) return
-    await (this.reading ?? this.refresh())
+    while (this.due(this.options.clock.now().getTime())) {
+      const reading = this.reading
+      if (!reading) return this.refresh()
+      await reading
+    }
   }
 
   /** Whether the key in force should be read again before it is used: read over MAX_AGE_MS ago, and no failed read in the last RETRY_MS. */

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { calculateJwkThumbprint, createLocalJWKSet, jwtVerify } from 'jose'
 import { eq } from 'drizzle-orm'
+import postgres from 'postgres'
 import { createApp } from '../../src/app.tsx'
 import { startServices } from '../../src/boot.ts'
 import { runCommand } from '../../src/cli/run.ts'
@@ -233,5 +234,56 @@ describe('a running instance never signs with a key the deployment no longer use
     expect((await exchange()).response.status).toBe(500)
     expect(ctx.deps.keys.signing.canSign).toBe(false)
     expect((await json(await ctx.request('/api/.well-known/jwks.json'))).keys[0].n).toBe(publicJwk('r3').n)
+  })
+})
+
+/**
+ * CI (stop 42, on Postgres, two files at a time) failed the heal above once: a read of the key in force was
+ * still under way (its notice heard late) when the file was fixed; it had read the file before the fix, and
+ * the exchange due to read again 30 s later waited for that read instead of making its own. Here the read is
+ * held by a lock on the instance's report row, so the race happens every time.
+ */
+describe.skipIf(!onPostgres)('a read of the key in force under way when the file is fixed', () => {
+  test('the exchange that is due to read again does not take that read\'s answer: it heals, and signs', async () => {
+    const file = keyFile('held-read', 'h1')
+    const ctx = await createTestContext({ env: { SIGNING_KEY_FILE: file } })
+    const url = (ctx.config.database as { url: string }).url
+    const other = postgres(url, { max: 2, onnotice: () => {} })
+    try {
+      await ctx.deps.keys.signing.reportAs({ id: 'held', host: 'test-host', pid: 2 })
+      const status = await runCommand({ deps: ctx.deps, close: async () => {} }, ['keys', 'rotate', '--file', keyFile('held-elsewhere', 'h2'), '--json'], { out: () => {}, err: () => {} })
+      expect(status).toBe(0)
+      expect(ctx.deps.keys.signing.canSign).toBe(false)
+      const client = await ctx.createClient()
+      const { code } = await ctx.issueCode({ clientId: client.id, state: 'st' })
+
+      // A read starts, reads the old file, and waits to write its report.
+      let release!: () => void
+      const held = other.begin(async (tx) => {
+        await tx`select 1 from server_secrets where name = 'signing_key_instance:held' for update`
+        await new Promise<void>((resolve) => (release = resolve))
+      })
+      while (!release) await Bun.sleep(5)
+      const reading = ctx.deps.keys.signing.refresh()
+      const waiting = async () => (await other`select count(*)::int as n from pg_locks where not granted`)[0]!.n as number
+      for (let i = 0; (await waiting()) === 0; i++) {
+        if (i > 400) throw new Error('the read never waited on the report row')
+        await Bun.sleep(5)
+      }
+
+      writeFileSync(file, pems.get('h2')!)
+      ctx.clock.advance(30_000)
+      const exchanged = ctx.exchange(client.authorization, { grant_type: 'authorization_code', code, redirect_uri: 'https://shop.example/callback', state: 'st' })
+      await Bun.sleep(50)
+      release()
+      await held
+      await reading
+      const response = await exchanged
+      expect(response.status).toBe(200)
+      expect(ctx.deps.keys.signing.canSign).toBe(true)
+    } finally {
+      await other.end()
+      await ctx.close()
+    }
   })
 })
