@@ -78,6 +78,7 @@ export async function runServer(config: Config, { commands }: { commands: Comman
     port: config.port,
     public_url: config.publicUrl,
     database: config.database.kind,
+    signs_with: deps.keys.signing.signsWith ?? null,
     openapi: `${config.publicUrl}/api/openapi.json`,
     ...(config.demo && { demo: `${config.publicUrl}/demo` }),
   })

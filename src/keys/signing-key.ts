@@ -2,6 +2,7 @@ import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject 
 import { readFileSync } from 'node:fs'
 import { calculateJwkThumbprint, importPKCS8, importSPKI } from 'jose'
 import { ConfigError } from '../errors.ts'
+import { openSslRs256 } from './openssl-rs256.ts'
 
 /** The key id the spec publishes (SPEC.md §2.4). Tokens never carry it: verifiers use the single key. */
 export const KEY_ID = 'key_2025_01'
@@ -22,7 +23,13 @@ export type PublicKeyForms = {
 }
 
 /** A key this instance can sign with, with its public forms derived once from the same key material. */
-export type SigningKey = PublicKeyForms & { privateKey: CryptoKey }
+export type SigningKey = PublicKeyForms & {
+  privateKey: CryptoKey
+  /** The RS256 signature of a JWS signing input: by the system's OpenSSL where it loads (openssl-rs256.ts), else WebCrypto. */
+  sign(input: Uint8Array): Uint8Array | Promise<Uint8Array>
+  /** Which of the two signs, for the start-up log. */
+  signsWith: string
+}
 
 /**
  * Not a mistake in the configuration: a fresh database before the server's first start, seen by a command
@@ -57,7 +64,15 @@ export function generatePkcs8Pem(): string {
 export async function signingKeyFromPem(pem: string, source: string): Promise<SigningKey> {
   const key = parseRsaKey(pem, source)
   const forms = await publicForms(createPublicKey(key))
-  return { ...forms, privateKey: await importPKCS8(key.export({ type: 'pkcs8', format: 'pem' }).toString(), ALGORITHM) }
+  const privateKey = await importPKCS8(key.export({ type: 'pkcs8', format: 'pem' }).toString(), ALGORITHM)
+  const openSsl = openSslRs256(key)
+  if (openSsl) return { ...forms, privateKey, sign: openSsl.sign, signsWith: openSsl.version }
+  return { ...forms, privateKey, sign: webCryptoRs256(privateKey), signsWith: 'WebCrypto (Bun)' }
+}
+
+/** RS256 by WebCrypto, where OpenSSL is not there to sign. */
+export function webCryptoRs256(privateKey: CryptoKey): (input: Uint8Array) => Promise<Uint8Array> {
+  return async (input) => new Uint8Array(await crypto.subtle.sign('RSASSA-PKCS1-v1_5', privateKey, input as Uint8Array<ArrayBuffer>))
 }
 
 /** The public forms of an RSA public key given by its modulus and exponent (as the database records it). */

@@ -110,6 +110,11 @@ export class SigningKeys {
     return this.published().then(() => keysAt(this.options.clock.now().getTime()))
   }
 
+  /** What signs with the key (OpenSSL, or WebCrypto where it is not there), while this instance signs: for the start-up log. */
+  get signsWith(): string | undefined {
+    return this.signerKey?.signsWith
+  }
+
   /** Whether this instance signs: for /readyz and the instance's report. */
   get canSign(): boolean {
     return this.signerKey !== undefined

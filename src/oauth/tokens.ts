@@ -1,4 +1,4 @@
-import { errors as joseErrors, jwtVerify, SignJWT } from 'jose'
+import { errors as joseErrors, jwtVerify } from 'jose'
 import { LRUCache } from 'lru-cache'
 import { eq } from 'drizzle-orm'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
@@ -58,7 +58,7 @@ export type TokenDeps = { db: Database; keys: ServerKeys; clock: Clock; issuerUr
  * instance or an integrator's cached key would refuse).
  */
 export async function signAgeToken(deps: TokenDeps, verification: Verification, client: { sandbox: boolean }): Promise<string> {
-  const { privateKey } = await deps.keys.signing.signer()
+  const key = await deps.keys.signing.signer()
   const iat = epochSeconds(deps.clock.now())
   const claims: AgeTokenClaimsType = {
     iss: deps.issuerUrl,
@@ -73,8 +73,13 @@ export async function signAgeToken(deps: TokenDeps, verification: Verification, 
     exp: iat + TOKEN_LIFETIME_SECONDS,
     ...(client.sandbox && { sandbox: true as const }),
   }
-  return new SignJWT(claims).setProtectedHeader({ alg: ALGORITHM, typ: 'JWT' }).sign(privateKey)
+  // The compact JWS (RFC 7515 §7.1) as jose's SignJWT writes it, signed by the key's own signer (OpenSSL where it loads).
+  const input = `${PROTECTED_HEADER}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`
+  const signature = await key.sign(Buffer.from(input))
+  return `${input}.${Buffer.from(signature.buffer, signature.byteOffset, signature.byteLength).toString('base64url')}`
 }
+
+const PROTECTED_HEADER = Buffer.from(JSON.stringify({ alg: ALGORITHM, typ: 'JWT' })).toString('base64url')
 
 /**
  * Verifies a token as this service issued it: our key, RS256 only (never `none` or an HMAC keyed with
