@@ -25,13 +25,30 @@ const symbols = {
 
 type Libcrypto = ReturnType<typeof dlopen<typeof symbols>>['symbols']
 
+/**
+ * Names that OpenSSL's functions call each other by. Should anything already loaded (the runtime itself, if a
+ * version of Bun exported its BoringSSL as Node exports its OpenSSL) define one of them, the dynamic linker
+ * could bind OpenSSL's internal calls to it, and two libraries' structures would mix: OpenSSL is not used then.
+ */
+export const OPENSSL_NAMES = ['EVP_DigestSign', 'EVP_DigestSignInit', 'EVP_sha256', 'EVP_PKEY_free', 'CRYPTO_malloc', 'ERR_clear_error', 'BN_new', 'RSA_new', 'OPENSSL_init_crypto']
+
+/** Whether any of `names` is defined in the process's global scope (glibc's `dlsym(RTLD_DEFAULT, …)`); true where that cannot be asked. */
+function definedAlready(names: readonly string[]): boolean {
+  try {
+    const { dlsym } = dlopen('libc.so.6', { dlsym: { args: [FFIType.ptr, FFIType.cstring], returns: FFIType.ptr } }).symbols
+    return names.some((name) => dlsym(null, Buffer.from(`${name}\0`)) !== null)
+  } catch {
+    return true
+  }
+}
+
 const loaded = new Map<string, Libcrypto | undefined>()
 
-function libcrypto(name: string): Libcrypto | undefined {
+function libcrypto(name: string, clashes: readonly string[]): Libcrypto | undefined {
   if (!loaded.has(name)) {
     let library: Libcrypto | undefined
     try {
-      library = dlopen(name, symbols).symbols
+      library = definedAlready(clashes) ? undefined : dlopen(name, symbols).symbols
     } catch {
       library = undefined
     }
@@ -50,9 +67,12 @@ export type OpenSslSigner = {
   version: string
 }
 
-/** `privateKey` (an RSA key) held by OpenSSL, or undefined where `library` cannot be loaded or does not sign correctly. */
-export function openSslRs256(privateKey: KeyObject, library = LIBCRYPTO): OpenSslSigner | undefined {
-  const lib = libcrypto(library)
+/**
+ * `privateKey` (an RSA key) held by OpenSSL, or undefined where `library` cannot be loaded, another library
+ * already defines one of `clashes` (OPENSSL_NAMES), or it does not sign correctly.
+ */
+export function openSslRs256(privateKey: KeyObject, library = LIBCRYPTO, clashes: readonly string[] = OPENSSL_NAMES): OpenSslSigner | undefined {
+  const lib = libcrypto(library, clashes)
   if (!lib) return undefined
   const der = new Uint8Array(privateKey.export({ type: 'pkcs8', format: 'der' }))
   const cursor = new BigUint64Array([BigInt(ptr(der))])

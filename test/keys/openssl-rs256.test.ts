@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { createPrivateKey, generateKeyPairSync, sign as nodeSign, verify } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose'
-import { LIBCRYPTO, openSslRs256 } from '../../src/keys/openssl-rs256.ts'
+import { LIBCRYPTO, OPENSSL_NAMES, openSslRs256 } from '../../src/keys/openssl-rs256.ts'
 import { signingKeyFromPem, webCryptoRs256 } from '../../src/keys/signing-key.ts'
 import { createTestContext, ISSUER } from '../helpers.ts'
 
@@ -39,6 +39,19 @@ describe.skipIf(!hasLibcrypto)('OpenSSL signs RS256', () => {
       await Bun.sleep(1)
       expect(Buffer.from(await sign(input)).equals(expected)).toBe(true)
     }
+  })
+})
+
+describe.skipIf(!hasLibcrypto)('OpenSSL is not used where its names are taken', () => {
+  test('this Bun defines none of the names OpenSSL calls its own functions by (else the test above would sign with WebCrypto)', () => {
+    expect(openSslRs256(createPrivateKey(pem(2048)))?.version).toStartWith('OpenSSL 3.')
+  })
+
+  test('a name already defined in the process (as if the runtime exported its BoringSSL): not loaded, nothing returned', () => {
+    // getpid is libc's: defined in every process, as an exported EVP_sha256 would be.
+    const path = ['/usr/lib/x86_64-linux-gnu', '/usr/lib/aarch64-linux-gnu', '/usr/lib64', '/usr/lib'].map((dir) => `${dir}/${LIBCRYPTO}`).find((file) => existsSync(file))!
+    expect(openSslRs256(createPrivateKey(pem(2048)), path, ['getpid'])).toBeUndefined()
+    expect(OPENSSL_NAMES).toContain('EVP_sha256')
   })
 })
 
