@@ -86,6 +86,8 @@ export type GoalReading = { goal: string; measured: string; met: boolean; shortB
 
 /** Issue 34's memory goal as the issue states it (item 4: "< 150 MiB peak per process"); resident memory is read in MiB. */
 const MEMORY_GOAL_MIB = 150
+/** Resident memory in MiB, to a tenth within 1 MiB of the goal (150.3 MiB read "150 MiB", missed by "0 MiB"). */
+const mib = (value: number) => fixed(value, Math.abs(value - MEMORY_GOAL_MIB) < 1 ? 1 : 0)
 
 /**
  * Issue 34's goals, each read from this run's figures: what bounds a goal that is missed is said with the
@@ -145,9 +147,9 @@ export function goalReadings(report: Report): GoalReading[] {
   const idle = report.idleRssMiB === undefined ? '' : ` (${fixed(report.idleRssMiB)} MiB idle)`
   readings.push({
     goal: '< 150 MiB a process under the load',
-    measured: `${fixed(report.peakRssMiB)} MiB peak${idle}`,
+    measured: `${mib(report.peakRssMiB)} MiB peak${idle}`,
     met: report.peakRssMiB < MEMORY_GOAL_MIB,
-    shortBy: report.peakRssMiB < MEMORY_GOAL_MIB ? '' : `${fixed(report.peakRssMiB - MEMORY_GOAL_MIB)} MiB`,
+    shortBy: report.peakRssMiB < MEMORY_GOAL_MIB ? '' : `${fixed(report.peakRssMiB - MEMORY_GOAL_MIB, report.peakRssMiB - MEMORY_GOAL_MIB < 1 ? 1 : 0)} MiB`,
     bound:
       report.idleRssMiB === undefined
         ? "JavaScriptCore's heap under load"
@@ -238,7 +240,7 @@ export function writeReport(report: Report, markdownPath: string, svgPath: strin
       return `| ${row.path} | ${fixed(row.result.requestsPerSecond)} | ${fixed(row.result.p50Ms, 1)} | ${fixed(row.result.p99Ms, 1)} | ${row.result.errors} | ${row.ceilingName ? `${row.ceilingName}: ${fixed(row.ceiling!)}/s` : '—'} | ${share} | ${goal?.target ?? '—'} | ${goal ? (goal.met(row, report) ? 'yes' : '**no**') : '—'} | ${fixed(100 * row.cpu.server)}% / ${fixed(100 * row.cpu.postgres)}% / ${fixed(100 * row.cpu.other)}% |`
     }),
     '',
-    `Peak resident memory of a server process under this load: ${fixed(report.peakRssMiB)} MiB (target < 150 MiB per worker: ${report.peakRssMiB < MEMORY_GOAL_MIB ? 'yes' : '**no**'}).`,
+    `Peak resident memory of a server process under this load: ${mib(report.peakRssMiB)} MiB (target < 150 MiB per worker: ${report.peakRssMiB < MEMORY_GOAL_MIB ? 'yes' : '**no**'}).`,
     `Seeding the audit rows took ${fixed(report.seedSeconds)} s and is not part of any figure. The abuse limits are raised for the run,`,
     'since one address sends every request; the page flow is the sandbox form (a session, a code, a 303), without a face check.',
     faceCheckLine(report.faceCheck),
