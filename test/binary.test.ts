@@ -97,6 +97,9 @@ describe.skipIf(!built)('the compiled binary', () => {
     const started = readFileSync(join(workDir, 'server.log'), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>)
     expect(started.find((line) => line.event === 'migrations')).toMatchObject({ applied: 0, total: expect.any(Number) })
     expect(started.find((line) => line.event === 'listening')).toMatchObject({ version: pkg.version, commit: expect.stringMatching(/^[0-9a-f]{7,40}$/) })
+    // The binary signs with the system's OpenSSL where there is one (src/keys/openssl-rs256.ts, through bun:ffi), else WebCrypto.
+    const openSsl = ['/usr/lib/x86_64-linux-gnu', '/usr/lib/aarch64-linux-gnu', '/usr/lib64', '/usr/lib'].some((dir) => existsSync(`${dir}/libcrypto.so.3`))
+    expect(String(started.find((line) => line.event === 'listening')!.signs_with)).toStartWith(openSsl ? 'OpenSSL 3.' : 'WebCrypto')
     // It serves with JavaScriptCore's heap growth function off, in the process that was started (src/ops/heap-growth.ts).
     expect(readFileSync(`/proc/${server.pid}/environ`, 'utf8').split('\0')).toContain(`${HEAP_GROWTH_VARIABLE}=1048576`)
 
