@@ -35,8 +35,15 @@ export async function takeHit(deps: LimitDeps, key: string, limit: Limit): Promi
  * statement that opens a session or reads one (src/verification/sessions.ts).
  */
 export function countHit(source: SQL, key: string, limit: Limit, now: Date): SQL {
-  const { start } = windowOf(limit, now)
-  return sql`insert into rate_limits (key, window_start, hits) select ${key}::text, ${start.toISOString()}::timestamptz, 1 from ${source}
+  return countHitIn(source, key, windowStart(limit, now))
+}
+
+/**
+ * {@link countHit} for a prepared statement: the key and the window's start may be placeholders, the
+ * start's value given by {@link windowStart}.
+ */
+export function countHitIn(source: SQL, key: string | Placeholder, start: string | Placeholder): SQL {
+  return sql`insert into rate_limits (key, window_start, hits) select ${key}::text, ${start}::timestamptz, 1 from ${source}
     on conflict (key) do update set hits = case when rate_limits.window_start = excluded.window_start then rate_limits.hits + 1 else 1 end, window_start = excluded.window_start
     returning hits`
 }
