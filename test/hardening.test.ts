@@ -256,7 +256,7 @@ describe('completion is one statement', () => {
     // Fails after the claim, inside the statement: as a write that the database refuses, or a connection cut, would.
     const dying = issueCode(ctx.deps, { clientId: sandbox.id, redirectUri: REDIRECT_URI, ageOver: 18, methodClass: 'age_only' }, {
       claim: claimSession(session, ctx.clock.now()),
-      alongside: (issued) => sql`insert into age_passes (id) select (1 / 0)::text::uuid from ${issued}`,
+      alongside: { kind: 'dying', insert: (issued) => sql`insert into age_passes (id) select (1 / ${sql.placeholder('zero')}::integer)::text::uuid from ${issued}`, values: { zero: 0 } },
     })
     await expect(dying).rejects.toThrow()
     const [row] = await queryRows<{ completed_at: Date | null }>(ctx.deps.db, sql`select completed_at from verification_sessions where state = 'half-way'`)

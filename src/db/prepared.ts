@@ -1,3 +1,5 @@
+import type { SQL } from 'drizzle-orm'
+import { PgDialect } from 'drizzle-orm/pg-core'
 import type { Database } from './client.ts'
 
 /**
@@ -14,4 +16,18 @@ export function builtOnce<T>(build: (db: Database) => T): (db: Database) => T {
     if (statement === undefined) built.set(db, (statement = build(db)))
     return statement
   }
+}
+
+/**
+ * {@link builtOnce} for a statement written as SQL (`db.execute` has no `.prepare`): its values are
+ * `sql.placeholder`s, and `execute(values)` fills them in. The rows come as each driver gives them
+ * ({@link rowsOf}).
+ */
+export function sqlBuiltOnce(name: string, build: () => SQL): (db: Database) => { execute(values: Record<string, unknown>): Promise<unknown> } {
+  return builtOnce((db) => db._.session.prepareQuery(new PgDialect().sqlToQuery(build()), undefined, name, false))
+}
+
+/** The rows of a statement written as SQL: postgres.js answers an array, PGlite an object that holds `rows`. */
+export function rowsOf<T>(result: unknown): T[] {
+  return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[]
 }

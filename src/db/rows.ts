@@ -1,5 +1,6 @@
 import type { SQL } from 'drizzle-orm'
 import type { Executor } from './client.ts'
+import { rowsOf } from './prepared.ts'
 
 /**
  * The rows of a statement written as SQL (`db.execute`): postgres.js answers an array, PGlite an object that
@@ -7,6 +8,5 @@ import type { Executor } from './client.ts'
  * text, never an instant.
  */
 export async function queryRows<T>(db: Executor, query: SQL): Promise<T[]> {
-  const result = (await db.execute(query)) as unknown
-  return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[]
+  return rowsOf<T>(await db.execute(query))
 }

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto'
 import { sql, type SQL } from 'drizzle-orm'
-import { queryRows } from '../db/rows.ts'
+import type { Database } from '../db/client.ts'
+import { rowsOf, sqlBuiltOnce } from '../db/prepared.ts'
 import type { MethodClass } from '../db/schema.ts'
 import { OAuthError } from '../errors.ts'
 import { hmacHex, randomToken, sha256Hex } from '../lib/crypto.ts'
 import type { ServerKeys } from '../keys/server-keys.ts'
-import { countVerification, monthToDateAfterLock } from '../usage/counters.ts'
-import { enqueueEventFrom, payloadText } from '../webhooks/events.ts'
+import { countVerification, monthDays, monthToDateAfterLock, verificationCount } from '../usage/counters.ts'
+import { enqueueEventFrom, payloadPieces, payloadText } from '../webhooks/events.ts'
 import { CODE_LIFETIME_MS, type CodeDeps } from './codes.ts'
 
 export type ApprovedCheck = {
@@ -30,16 +31,25 @@ export type ApprovedCheck = {
 export type IssuedCode = { code: string; transactionId: string; expiresAt: Date }
 
 /**
+ * A part that a caller adds to the code's statement, which is built once per shape (src/db/prepared.ts): its
+ * SQL names its values only by placeholders (prefixed, so that parts never share a name), and `values` gives
+ * them for this call. `kind` tells one part's SQL from another's: the statement is built once per kind.
+ */
+export type StatementPart = { kind: string; values: Record<string, unknown> }
+
+/**
  * What must be taken for the code to be issued, in the code's own statement (the page's session, claimed
  * once): `update` changes a row only when `approved` (the client's checks passed) holds one, and returns a
  * row when it did; when it changes none, nothing is written and `refused` is thrown.
  */
-export type ApprovalClaim = { update(approved: SQL): SQL; refused(): Error }
+export type ApprovalClaim = StatementPart & { update(approved: SQL): SQL; refused(): Error }
+
+/** Written with the code and only with it (the page's age pass): an `insert … select … from issued`. */
+export type Alongside = StatementPart & { insert(issued: SQL): SQL }
 
 export type IssueOptions = {
   claim?: ApprovalClaim
-  /** Written with the code and only with it (the page's age pass): an `insert … select … from issued`. */
-  alongside?: (issued: SQL) => SQL
+  alongside?: Alongside | undefined
   /**
    * Whether the client has a plan limit, as the caller last saw it: only then is its row locked. A wrong
    * guess costs a second statement, never the limit (the statement reads the row).
@@ -64,10 +74,11 @@ export async function issueCode(deps: CodeDeps, check: ApprovedCheck, options: I
   const code = randomToken(32)
   const transactionId = randomUUID()
   const expiresAt = new Date(now.getTime() + CODE_LIFETIME_MS)
-  const approval = { ...check, now, code, transactionId, expiresAt, subject: pairwiseSubject(deps.keys, check.clientId, check.personKey ?? randomToken(32)) }
+  const subject = pairwiseSubject(deps.keys, check.clientId, check.personKey ?? randomToken(32))
+  const values = approvalValues({ ...check, now, code, transactionId, expiresAt, subject }, options)
   let limited = options.limited ?? false
   for (;;) {
-    const [outcome] = await queryRows<Outcome>(deps.db, approvalStatement(approval, options, limited))
+    const [outcome] = rowsOf<Outcome>(await approvalStatement(deps.db, limited, options).execute(values))
     if (!outcome) throw new OAuthError('invalid_client', 'Unknown client')
     if (outcome.issued === 1) return { code, transactionId, expiresAt }
     if (outcome.status !== 'active') throw new OAuthError('client_suspended', 'This client is suspended')
@@ -91,57 +102,96 @@ export async function issueCode(deps: CodeDeps, check: ApprovedCheck, options: I
  * `for update` makes racing completions of the client wait here; Postgres then re-reads the locked row
  * (EvalPlanQual), but the usage counters read in the same statement would still show its start, which is why
  * the month is counted by a function that takes its own snapshot, after the lock.
+ *
+ * Built once per shape and database (with or without the lock, the claim and what goes alongside, by kind),
+ * its values are placeholders (`approvalValues`): Drizzle took 90 µs a completion to build it.
  */
-function approvalStatement(
-  check: ApprovedCheck & { now: Date; code: string; transactionId: string; expiresAt: Date; subject: string },
-  options: IssueOptions,
-  limited: boolean,
-): SQL {
-  const at = check.now.toISOString()
-  const reverification = check.reverification ?? false
-  const level = reverification ? 're_verification' : 'first_verification'
-  const client = sql`select id, status, verification_limit, sandbox, ${check.redirectUri}::text = any(redirect_uris) as redirect_registered
-    from clients where id = ${check.clientId}::text ${limited ? sql`for update` : sql``}`
-  const used = limited ? monthToDateAfterLock(sql`client.id`, check.now) : sql`0`
+function approvalStatement(db: Database, limited: boolean, options: IssueOptions) {
+  const shape = `${limited ? 'limited' : 'open'}_${options.claim?.kind ?? 'unclaimed'}_${options.alongside?.kind ?? 'alone'}`
+  let statement = approvalStatements.get(shape)
+  if (!statement) approvalStatements.set(shape, (statement = sqlBuiltOnce(`approval_${shape}`, () => approvalSql(limited, options))))
+  return statement(db)
+}
+
+const approvalStatements = new Map<string, ReturnType<typeof sqlBuiltOnce>>()
+
+const value = (name: string) => sql.placeholder(name)
+
+function approvalSql(limited: boolean, options: IssueOptions): SQL {
+  const client = sql`select id, status, verification_limit, sandbox, ${value('redirectUri')}::text = any(redirect_uris) as redirect_registered
+    from clients where id = ${value('clientId')}::text ${limited ? sql`for update` : sql``}`
+  const used = limited ? monthToDateAfterLock(sql`client.id`, value('monthStart'), value('monthEnd')) : sql`0`
   const underLimit = limited ? sql`(verification_limit is null or used < verification_limit)` : sql`verification_limit is null`
   const claim = options.claim
     ? sql`claim as (${options.claim.update(sql`approved`)}), issued as (select approved.* from approved, claim)`
     : sql`issued as (select * from approved)`
-  const approvedEvent = payloadText(
-    'verification.approved',
-    { client_id: check.clientId, transaction_id: check.transactionId, age_over: check.ageOver, method_class: check.methodClass, verification_level: level, sandbox: sql`issued.sandbox` },
-    check.now,
-  )
-  const limitEvent = payloadText('plan.limit_reached', { client_id: check.clientId, verification_limit: sql`reaching.verification_limit`, month: at.slice(0, 7) }, check.now)
+  const count = { clientId: value('clientId'), day: value('day'), ageOnly: value('ageOnly'), biometric: value('biometric'), reverification: value('reverification') }
   return sql`with client as (${client}),
     counted as (select client.*, ${used} as used from client),
     approved as (select used, verification_limit, sandbox from counted where status = 'active' and redirect_registered and ${underLimit}),
     ${claim},
     audit as (
       insert into audit_logs (transaction_id, client_id, subject, method_class, verification_level, age_over, method, age_buffer, created_at)
-      select ${check.transactionId}::uuid, ${check.clientId}::text, ${check.subject}::text, ${check.methodClass}::text, ${level}::text,
-        ${check.ageOver}::integer, ${check.method ?? null}::text, ${check.ageBuffer ?? null}::integer, ${at}::timestamptz
+      select ${value('transactionId')}::uuid, ${value('clientId')}::text, ${value('subject')}::text, ${value('methodClass')}::text, ${value('level')}::text,
+        ${value('ageOver')}::integer, ${value('method')}::text, ${value('ageBuffer')}::integer, ${value('at')}::timestamptz
       from issued
       returning transaction_id
     ),
-    counter as (${countVerification(sql`issued`, { clientId: check.clientId, at: check.now, methodClass: check.methodClass, reverification })}),
+    counter as (${countVerification(sql`issued`, count)}),
     code as (
       insert into auth_codes (code_hash, client_id, transaction_id, redirect_uri, state, code_challenge, created_at, expires_at)
-      select ${sha256Hex(check.code)}::text, ${check.clientId}::text, audit.transaction_id, ${check.redirectUri}::text, ${check.state ?? null}::text,
-        ${check.codeChallenge ?? null}::text, ${at}::timestamptz, ${check.expiresAt.toISOString()}::timestamptz
+      select ${value('codeHash')}::text, ${value('clientId')}::text, audit.transaction_id, ${value('redirectUri')}::text, ${value('state')}::text,
+        ${value('codeChallenge')}::text, ${value('at')}::timestamptz, ${value('expiresAt')}::timestamptz
       from audit
     ),
-    approved_event as (${enqueueEventFrom(sql`issued`, check.clientId, 'verification.approved', approvedEvent, check.now)}),
+    approved_event as (${enqueueEventFrom(sql`issued`, value('clientId'), 'verification.approved', payloadText('verification.approved', { sandbox: sql`issued.sandbox` }, 'approvedEvent'), value('at'))}),
     limit_event as (${enqueueEventFrom(
       // The completion that uses the plan's last verification of the month says so, once.
       sql`(select * from issued where used + 1 = verification_limit) as reaching`,
-      check.clientId,
+      value('clientId'),
       'plan.limit_reached',
-      limitEvent,
-      check.now,
+      payloadText('plan.limit_reached', { verification_limit: sql`reaching.verification_limit` }, 'limitEvent'),
+      value('at'),
     )})
-    ${options.alongside ? sql`, alongside as (${options.alongside(sql`issued`)})` : sql``}
+    ${options.alongside ? sql`, alongside as (${options.alongside.insert(sql`issued`)})` : sql``}
     select status, redirect_registered, verification_limit, used, (select count(*)::integer from issued) as issued from counted`
+}
+
+/** The values of {@link approvalSql}'s placeholders for one approval. */
+function approvalValues(
+  check: ApprovedCheck & { now: Date; code: string; transactionId: string; expiresAt: Date; subject: string },
+  options: IssueOptions,
+): Record<string, unknown> {
+  const at = check.now.toISOString()
+  const reverification = check.reverification ?? false
+  const level = reverification ? 're_verification' : 'first_verification'
+  const { start, end } = monthDays(check.now)
+  const { clientId, ...count } = verificationCount({ clientId: check.clientId, at: check.now, methodClass: check.methodClass, reverification })
+  const approvedEvent = { client_id: check.clientId, transaction_id: check.transactionId, age_over: check.ageOver, method_class: check.methodClass, verification_level: level, sandbox: sql`issued.sandbox` }
+  const limitEvent = { client_id: check.clientId, verification_limit: sql`reaching.verification_limit`, month: at.slice(0, 7) }
+  return {
+    clientId,
+    ...count,
+    redirectUri: check.redirectUri,
+    monthStart: start,
+    monthEnd: end,
+    transactionId: check.transactionId,
+    subject: check.subject,
+    methodClass: check.methodClass,
+    level,
+    ageOver: check.ageOver,
+    method: check.method ?? null,
+    ageBuffer: check.ageBuffer ?? null,
+    at,
+    codeHash: sha256Hex(check.code),
+    state: check.state ?? null,
+    codeChallenge: check.codeChallenge ?? null,
+    expiresAt: check.expiresAt.toISOString(),
+    ...payloadPieces('verification.approved', approvedEvent, check.now, 'approvedEvent'),
+    ...payloadPieces('plan.limit_reached', limitEvent, check.now, 'limitEvent'),
+    ...options.claim?.values,
+    ...options.alongside?.values,
+  }
 }
 
 /** `sub` is pairwise: stable for one person at one client, unlinkable across clients (DESIGN.md). */

@@ -1,4 +1,4 @@
-import { sql, type SQL } from 'drizzle-orm'
+import { sql, type Placeholder, type SQL } from 'drizzle-orm'
 import type { Executor } from '../db/client.ts'
 import { queryRows } from '../db/rows.ts'
 import type { MethodClass } from '../db/schema.ts'
@@ -33,24 +33,41 @@ export function monthToDate(clientId: string, now: Date): SQL {
 
 /**
  * The month's count read with a snapshot of its own (migration 0021), so that, called after the client's row
- * is locked, it sees every completion that held the lock before.
+ * is locked, it sees every completion that held the lock before. `start` and `end` are {@link monthDays}'
+ * (placeholders in the completion's statement, which is built once).
  */
-export function monthToDateAfterLock(clientId: SQL, now: Date): SQL {
+export function monthToDateAfterLock(clientId: SQL, start: string | Placeholder, end: string | Placeholder): SQL {
+  return sql`ofage_counted_verifications(${clientId}, ${start}::date, ${end}::date)`
+}
+
+/** The first day of the UTC month of `now` and of the month after, as Postgres `date` text. */
+export function monthDays(now: Date): { start: string; end: string } {
   const { start, end } = utcMonthBounds(now)
-  return sql`ofage_counted_verifications(${clientId}, ${utcDay(start)}::date, ${utcDay(end)}::date)`
+  return { start: utcDay(start), end: utcDay(end) }
+}
+
+/** One counter row's increments, as {@link countVerification} adds them: the day, and 1 or 0 in each column. */
+export type VerificationCount<V = string | number> = { clientId: V; day: V; ageOnly: V; biometric: V; reverification: V }
+
+/** The values of {@link countVerification} for one approved verification. */
+export function verificationCount(entry: { clientId: string; at: Date; methodClass: MethodClass; reverification: boolean }): VerificationCount {
+  return {
+    clientId: entry.clientId,
+    day: utcDay(entry.at),
+    ageOnly: entry.methodClass === 'age_only' ? 1 : 0,
+    biometric: entry.methodClass === 'biometric' ? 1 : 0,
+    reverification: entry.reverification ? 1 : 0,
+  }
 }
 
 /**
  * Counts one approved verification for the row of `source` (the completion's approval, at most one row): the
  * part of the statement that writes its audit row and its code (src/oauth/issue-code.ts), so that usage
- * always equals the approved audit rows.
+ * always equals the approved audit rows. The values are {@link verificationCount}'s, or placeholders for them.
  */
-export function countVerification(source: SQL, entry: { clientId: string; at: Date; methodClass: MethodClass; reverification: boolean }): SQL {
-  const ageOnly = entry.methodClass === 'age_only' ? 1 : 0
-  const biometric = entry.methodClass === 'biometric' ? 1 : 0
-  const reverification = entry.reverification ? 1 : 0
+export function countVerification(source: SQL, count: VerificationCount<string | number | Placeholder>): SQL {
   return sql`insert into usage_daily (client_id, day, total, age_only, biometric, reverification)
-    select ${entry.clientId}::text, ${utcDay(entry.at)}::date, 1, ${ageOnly}::integer, ${biometric}::integer, ${reverification}::integer from ${source}
+    select ${count.clientId}::text, ${count.day}::date, 1, ${count.ageOnly}::integer, ${count.biometric}::integer, ${count.reverification}::integer from ${source}
     on conflict (client_id, day) do update set total = usage_daily.total + 1, age_only = usage_daily.age_only + excluded.age_only,
       biometric = usage_daily.biometric + excluded.biometric, reverification = usage_daily.reverification + excluded.reverification`
 }

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto'
-import { and, eq, gt, isNull, lt, sql, type SQL } from 'drizzle-orm'
+import { and, eq, gt, isNull, lt, sql } from 'drizzle-orm'
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose'
 import type { Database } from '../db/client.ts'
 import { agePasses, type MethodClass } from '../db/schema.ts'
 import { epochSeconds, type Clock } from '../lib/clock.ts'
 import { randomToken } from '../lib/crypto.ts'
 import type { ServerKeys } from '../keys/server-keys.ts'
+import type { Alongside } from '../oauth/issue-code.ts'
 import { acceptsReverification } from '../clients/methods.ts'
 
 /** How long a browser may re-verify without a new check. */
@@ -38,7 +39,7 @@ const ISSUER = 'ofage:age-pass'
 export async function prepareAgePass(
   deps: Omit<PassDeps, 'db'>,
   approved: { ageOver: number; methodClass: MethodClass; sandbox: boolean; personKey?: string },
-): Promise<{ pass: AgePass; cookie: string; insert(issued: SQL): SQL }> {
+): Promise<{ pass: AgePass; cookie: string; alongside: Alongside }> {
   const now = deps.clock.now()
   const pass: AgePass = {
     id: randomUUID(),
@@ -59,10 +60,21 @@ export async function prepareAgePass(
   return {
     pass,
     cookie,
-    insert: (issued) =>
-      sql`insert into age_passes (id, age_over, method_class, sandbox, created_at, expires_at)
-        select ${pass.id}::uuid, ${pass.ageOver}::integer, ${pass.methodClass}::text, ${pass.sandbox}::boolean,
-          ${now.toISOString()}::timestamptz, ${pass.expiresAt.toISOString()}::timestamptz from ${issued}`,
+    alongside: {
+      kind: 'age_pass',
+      insert: (issued) =>
+        sql`insert into age_passes (id, age_over, method_class, sandbox, created_at, expires_at)
+          select ${sql.placeholder('passId')}::uuid, ${sql.placeholder('passAgeOver')}::integer, ${sql.placeholder('passMethodClass')}::text,
+            ${sql.placeholder('passSandbox')}::boolean, ${sql.placeholder('passCreatedAt')}::timestamptz, ${sql.placeholder('passExpiresAt')}::timestamptz from ${issued}`,
+      values: {
+        passId: pass.id,
+        passAgeOver: pass.ageOver,
+        passMethodClass: pass.methodClass,
+        passSandbox: pass.sandbox,
+        passCreatedAt: now.toISOString(),
+        passExpiresAt: pass.expiresAt.toISOString(),
+      },
+    },
   }
 }
 

@@ -168,7 +168,7 @@ export function createPageContext(deps: AppDeps) {
         method: approval.method,
         ageBuffer: approval.ageBuffer,
       },
-      { claim: claimSession(session, deps.clock.now()), alongside: pass?.insert, limited: client.verificationLimit !== null },
+      { claim: claimSession(session, deps.clock.now()), alongside: pass?.alongside, limited: client.verificationLimit !== null },
     )
     if (pass) cookies.write(cookie, AGE_PASS_COOKIE, pass.cookie, AGE_PASS_LIFETIME_MS / 1000)
     deps.metrics.codes.inc({ event: 'issued' })

@@ -203,9 +203,11 @@ export async function refundAttempt(db: Database, session: VerificationSession):
  */
 export function claimSession(session: VerificationSession, now: Date): ApprovalClaim {
   return {
+    kind: 'session',
     update: (approved) =>
-      sql`update verification_sessions set completed_at = ${now.toISOString()}::timestamptz from ${approved}
-        where id_hash = ${session.idHash}::text and completed_at is null returning 1`,
+      sql`update verification_sessions set completed_at = ${sql.placeholder('claimAt')}::timestamptz from ${approved}
+        where id_hash = ${sql.placeholder('claimIdHash')}::text and completed_at is null returning 1`,
+    values: { claimAt: now.toISOString(), claimIdHash: session.idHash },
     refused: () => new OAuthError('session_expired', 'The verification session was already completed'),
   }
 }

@@ -1,4 +1,4 @@
-import { and, arrayContains, eq, SQL, sql } from 'drizzle-orm'
+import { and, arrayContains, eq, SQL, sql, type Placeholder } from 'drizzle-orm'
 import type { Executor } from '../db/client.ts'
 import { webhookDeliveries, webhookEndpoints } from '../db/schema.ts'
 import { randomToken } from '../lib/crypto.ts'
@@ -39,29 +39,44 @@ export async function enqueueEvent<T extends EventType>(tx: Executor, clientId: 
  * so that it may carry what only the statement knows (the plan's limit, read from the locked client row);
  * the message ids are made there too, 138 random bits each (two version-4 UUIDs' bytes, base64url).
  */
-export function enqueueEventFrom(source: SQL, clientId: string, type: EventType, payload: SQL, at: Date): SQL {
+export function enqueueEventFrom(source: SQL, clientId: string | Placeholder, type: EventType, payload: SQL, at: string | Placeholder): SQL {
   return sql`insert into webhook_deliveries (id, endpoint_id, event_type, payload, created_at, next_attempt_at)
-    select ${MESSAGE_ID}, endpoint.id, ${type}::text, ${payload}, ${at.toISOString()}::timestamptz, ${at.toISOString()}::timestamptz
+    select ${MESSAGE_ID}, endpoint.id, ${type}::text, ${payload}, ${at}::timestamptz, ${at}::timestamptz
     from webhook_endpoints endpoint, ${source}
     where endpoint.client_id = ${clientId}::text and endpoint.events @> array[${type}::text]`
 }
 
 const MESSAGE_ID = sql`'msg_' || rtrim(translate(encode(substring(uuid_send(gen_random_uuid()) || uuid_send(gen_random_uuid()) from 1 for 18), 'base64'), '+/', '-_'), '=')`
 
+type PayloadData<T extends EventType> = { [K in keyof EventData[T]]: EventData[T][K] | SQL }
+
 /**
  * An event's payload as SQL text, exactly the text {@link enqueueEvent} writes, where a value may be an SQL
  * expression of the statement (the client's `sandbox` and plan limit, as the completion reads its row): its
- * text is put where JSON would write the value (`true`, `5`). The places are cut at markers that no escaped
- * value can hold (a NUL becomes `\u0000` in JSON).
+ * text is put where JSON would write the value (`true`, `5`). The statement is built once (src/db/prepared.ts),
+ * so the JSON around the expressions is placeholders, `${name}0`, `${name}1`, …, whose values
+ * {@link payloadPieces} gives for each event. `expressions` are the data's SQL values, in the data's key order.
  */
-export function payloadText<T extends EventType>(type: T, data: { [K in keyof EventData[T]]: EventData[T][K] | SQL }, at: Date): SQL {
+export function payloadText<T extends EventType>(type: T, expressions: Partial<Record<keyof EventData[T], SQL>>, name: string): SQL {
+  const { texts, expressions: spliced } = splitPayload(type, expressions as PayloadData<T>, new Date(0))
+  const piece = (i: number) => sql`${sql.placeholder(`${name}${i}`)}::text`
+  return sql.join(
+    texts.flatMap((_, i) => (i < spliced.length ? [piece(i), sql`(${spliced[i]})::text`] : [piece(i)])),
+    sql` || `,
+  )
+}
+
+/** The values of {@link payloadText}'s placeholders for one event: its JSON text, cut where the statement's expressions go. */
+export function payloadPieces<T extends EventType>(type: T, data: PayloadData<T>, at: Date, name: string): Record<string, string> {
+  return Object.fromEntries(splitPayload(type, data, at).texts.map((text, i) => [`${name}${i}`, text]))
+}
+
+/** The event's JSON text cut at its SQL values, marked where no escaped value can (a NUL becomes `\u0000` in JSON). */
+function splitPayload<T extends EventType>(type: T, data: PayloadData<T>, at: Date): { texts: string[]; expressions: SQL[] } {
   const expressions: SQL[] = []
   const marked = Object.fromEntries(Object.entries(data).map(([key, value]) => [key, value instanceof SQL ? `\u0000${expressions.push(value) - 1}` : value]))
   const parts = eventPayload(type, marked, at).split(/"\\u0000(\d+)"/)
-  return sql.join(
-    parts.map((part, i) => (i % 2 === 0 ? sql`${part}::text` : sql`(${expressions[Number(part)]})::text`)),
-    sql` || `,
-  )
+  return { texts: parts.filter((_, i) => i % 2 === 0), expressions: parts.filter((_, i) => i % 2 === 1).map((index) => expressions[Number(index)]!) }
 }
 
 /**
