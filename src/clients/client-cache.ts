@@ -1,4 +1,4 @@
-import { eq, sql } from 'drizzle-orm'
+import { eq, sql, type Placeholder } from 'drizzle-orm'
 import type { Database } from '../db/client.ts'
 import { clients } from '../db/schema.ts'
 import type { Clock } from '../lib/clock.ts'
@@ -56,6 +56,6 @@ export type ClientCache = ReturnType<typeof createClientCache>
  * A condition a statement holds before it acts on a copy of a client: that the copy's version is still the
  * row's. As of the statement's snapshot, so a change committed before it began is always seen.
  */
-export function clientVersionIs(clientId: string, version: string) {
+export function clientVersionIs(clientId: string | Placeholder, version: string | Placeholder) {
   return sql`exists (select 1 from clients where id = ${clientId}::text and xmin::text = ${version}::text)`
 }

@@ -26,9 +26,14 @@ export async function countMonthToDate(db: Executor, clientId: string, now: Date
  * Not for the plan limit's own check: that is read after the client's row is locked (src/oauth/issue-code.ts).
  */
 export function monthToDate(clientId: string, now: Date): SQL {
-  const { start, end } = utcMonthBounds(now)
+  const { start, end } = monthDays(now)
+  return monthToDateIn(clientId, start, end)
+}
+
+/** {@link monthToDate} for a statement built once: the client and {@link monthDays}' bounds may be placeholders. */
+export function monthToDateIn(clientId: string | Placeholder, start: string | Placeholder, end: string | Placeholder): SQL {
   return sql`(select coalesce(sum(total), 0)::integer from usage_daily
-    where client_id = ${clientId}::text and day >= ${utcDay(start)}::date and day < ${utcDay(end)}::date)`
+    where client_id = ${clientId}::text and day >= ${start}::date and day < ${end}::date)`
 }
 
 /**

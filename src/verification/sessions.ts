@@ -1,18 +1,17 @@
-import { and, eq, gt, lt, sql } from 'drizzle-orm'
+import { and, eq, gt, lt, sql, type SQL } from 'drizzle-orm'
 import type { LogoVersion } from '../branding/branding.ts'
 import { clientVersionIs } from '../clients/client-cache.ts'
 import type { Limit } from '../config.ts'
 import type { Database } from '../db/client.ts'
-import { builtOnce } from '../db/prepared.ts'
-import { queryRows } from '../db/rows.ts'
+import { builtOnce, rowsOf, sqlBuiltOnce } from '../db/prepared.ts'
 import { clientLogos, clients, verificationSessions } from '../db/schema.ts'
 import { OAuthError } from '../errors.ts'
 import type { Clock } from '../lib/clock.ts'
 import { constantTimeEqual, hmacHex, randomToken, sha256Hex } from '../lib/crypto.ts'
 import type { ServerKeys } from '../keys/server-keys.ts'
 import type { ApprovalClaim } from '../oauth/issue-code.ts'
-import { countHit, countHitIn, refuseOverLimit, windowStart } from '../ratelimit/limits.ts'
-import { monthToDate } from '../usage/counters.ts'
+import { countHitIn, refuseOverLimit, windowStart } from '../ratelimit/limits.ts'
+import { monthDays, monthToDateIn } from '../usage/counters.ts'
 import type { AuthorizationRequest } from './authorize.ts'
 
 /** Long enough to find an ID card or a well-lit spot; short enough that an abandoned tab goes stale. */
@@ -59,22 +58,27 @@ export async function openSession(
   const now = deps.clock.now()
   const clientId = request.client.id
   const limit = request.client.verificationLimit
-  const used = limit === null ? sql`null::integer` : monthToDate(clientId, now)
-  const ready = sql`guard where guard.current and ${limit === null ? sql`true` : sql`guard.used < ${limit}::integer`}`
-  const [row] = await queryRows<{ current: boolean; used: number | null; hits: number | null; opened: number } & LogoColumns>(
-    deps.db,
-    sql`with guard as (select ${clientVersionIs(clientId, guard.clientVersion)} as current, ${used} as used),
-      hit as (${countHit(ready, guard.hit.key, guard.hit.limit, now)}),
-      opened as (
-        insert into verification_sessions (id_hash, browser_hash, csrf_token, client_id, redirect_uri, state, age_required, code_challenge, created_at, expires_at)
-        select ${sha256Hex(id)}::text, ${sha256Hex(browserId)}::text, ${sha256Hex(csrfTokenFor(deps.keys, id))}::text, ${clientId}::text,
-          ${request.redirectUri}::text, ${request.state}::text, ${request.ageRequired}::integer, ${request.codeChallenge}::text,
-          ${now.toISOString()}::timestamptz, ${new Date(now.getTime() + SESSION_LIFETIME_MS).toISOString()}::timestamptz
-        from hit where hit.hits <= ${guard.hit.limit.max}::integer
-        returning 1
-      )
-      select guard.current, guard.used, (select hits from hit) as hits, (select count(*)::integer from opened) as opened, ${logoColumns}
-      from guard left join client_logos logo on logo.client_id = ${clientId}::text`,
+  const { start, end } = monthDays(now)
+  const [row] = rowsOf<{ current: boolean; used: number | null; hits: number | null; opened: number } & LogoColumns>(
+    await (limit === null ? openingOpen : openingLimited)(deps.db).execute({
+      clientId,
+      clientVersion: guard.clientVersion,
+      limit,
+      monthStart: start,
+      monthEnd: end,
+      hitKey: guard.hit.key,
+      windowStart: windowStart(guard.hit.limit, now),
+      hitMax: guard.hit.limit.max,
+      idHash: sha256Hex(id),
+      browserHash: sha256Hex(browserId),
+      csrfHash: sha256Hex(csrfTokenFor(deps.keys, id)),
+      redirectUri: request.redirectUri,
+      state: request.state,
+      ageRequired: request.ageRequired,
+      codeChallenge: request.codeChallenge,
+      createdAt: now.toISOString(),
+      expiresAt: new Date(now.getTime() + SESSION_LIFETIME_MS).toISOString(),
+    }),
   )
   if (!row!.current) return { outcome: 'client_changed' }
   if (limit !== null && row!.used! >= limit) return { outcome: 'plan_limit' }
@@ -103,6 +107,31 @@ export async function openSession(
   }
   return { outcome: 'opened', session, logo: readLogo(row!) }
 }
+
+/**
+ * {@link openSession}'s statement, built once per database (src/db/prepared.ts) for clients with a plan limit
+ * and for those without: the values are placeholders.
+ */
+function openingSql(limited: boolean): SQL {
+  const value = (name: string) => sql.placeholder(name)
+  const used = limited ? monthToDateIn(value('clientId'), value('monthStart'), value('monthEnd')) : sql`null::integer`
+  const ready = sql`guard where guard.current and ${limited ? sql`guard.used < ${value('limit')}::integer` : sql`true`}`
+  return sql`with guard as (select ${clientVersionIs(value('clientId'), value('clientVersion'))} as current, ${used} as used),
+    hit as (${countHitIn(ready, value('hitKey'), value('windowStart'))}),
+    opened as (
+      insert into verification_sessions (id_hash, browser_hash, csrf_token, client_id, redirect_uri, state, age_required, code_challenge, created_at, expires_at)
+      select ${value('idHash')}::text, ${value('browserHash')}::text, ${value('csrfHash')}::text, ${value('clientId')}::text,
+        ${value('redirectUri')}::text, ${value('state')}::text, ${value('ageRequired')}::integer, ${value('codeChallenge')}::text,
+        ${value('createdAt')}::timestamptz, ${value('expiresAt')}::timestamptz
+      from hit where hit.hits <= ${value('hitMax')}::integer
+      returning 1
+    )
+    select guard.current, guard.used, (select hits from hit) as hits, (select count(*)::integer from opened) as opened, ${logoColumns}
+    from guard left join client_logos logo on logo.client_id = ${value('clientId')}::text`
+}
+
+const openingOpen = sqlBuiltOnce('open_session', () => openingSql(false))
+const openingLimited = sqlBuiltOnce('open_session_limited', () => openingSql(true))
 
 /** A live session, the version of its client's row (src/clients/client-cache.ts) and its logo's. */
 export type FoundSession = { session: VerificationSession; clientVersion: string | null; logo: LogoVersion | undefined }
