@@ -83,6 +83,10 @@ export function openSslRs256(privateKey: KeyObject, library = LIBCRYPTO, clashes
     return undefined
   }
   const size = lib.EVP_PKEY_get_size(key)
+  if (size <= 0) {
+    lib.EVP_PKEY_free(key)
+    return undefined
+  }
   const sha256 = lib.EVP_sha256()
   const length = new BigUint64Array(1)
   const sign = (input: Uint8Array): Uint8Array => {
