@@ -6,6 +6,7 @@ import type { Database } from '../db/client.ts'
 import { auditLogs } from '../db/schema.ts'
 import { epochSeconds, type Clock } from '../lib/clock.ts'
 import { ALGORITHM, TOKEN_LIFETIME_SECONDS } from '../keys/signing-key.ts'
+import { compactJwt } from '../lib/compact-jwt.ts'
 import type { ServerKeys } from '../keys/server-keys.ts'
 import type { Verification } from './codes.ts'
 import { AgeTokenClaims, type AgeTokenClaimsType } from './model.ts'
@@ -73,13 +74,9 @@ export async function signAgeToken(deps: TokenDeps, verification: Verification, 
     exp: iat + TOKEN_LIFETIME_SECONDS,
     ...(client.sandbox && { sandbox: true as const }),
   }
-  // The compact JWS (RFC 7515 §7.1) as jose's SignJWT writes it, signed by the key's own signer (OpenSSL where it loads).
-  const input = `${PROTECTED_HEADER}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`
-  const signature = await key.sign(Buffer.from(input))
-  return `${input}.${Buffer.from(signature.buffer, signature.byteOffset, signature.byteLength).toString('base64url')}`
+  // Signed by the key's own signer (OpenSSL where it loads), written as jose's SignJWT writes it.
+  return compactJwt({ alg: ALGORITHM, typ: 'JWT' }, claims, key.sign)
 }
-
-const PROTECTED_HEADER = Buffer.from(JSON.stringify({ alg: ALGORITHM, typ: 'JWT' })).toString('base64url')
 
 /**
  * Verifies a token as this service issued it: our key, RS256 only (never `none` or an HMAC keyed with
