@@ -21,13 +21,8 @@ export function builtOnce<T>(build: (db: Database) => T): (db: Database) => T {
 /**
  * {@link builtOnce} for a statement written as SQL (`db.execute` has no `.prepare`): its values are
  * `sql.placeholder`s, and `execute(values)` fills them in. The rows come as each driver gives them
- * ({@link rowsOf}).
+ * (`rowsOf` in src/db/rows.ts).
  */
 export function sqlBuiltOnce(name: string, build: () => SQL): (db: Database) => { execute(values: Record<string, unknown>): Promise<unknown> } {
   return builtOnce((db) => db._.session.prepareQuery(new PgDialect().sqlToQuery(build()), undefined, name, false))
-}
-
-/** The rows of a statement written as SQL: postgres.js answers an array, PGlite an object that holds `rows`. */
-export function rowsOf<T>(result: unknown): T[] {
-  return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[]
 }

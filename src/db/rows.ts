@@ -1,6 +1,5 @@
 import type { SQL } from 'drizzle-orm'
 import type { Executor } from './client.ts'
-import { rowsOf } from './prepared.ts'
 
 /**
  * The rows of a statement written as SQL (`db.execute`): postgres.js answers an array, PGlite an object that
@@ -9,4 +8,9 @@ import { rowsOf } from './prepared.ts'
  */
 export async function queryRows<T>(db: Executor, query: SQL): Promise<T[]> {
   return rowsOf<T>(await db.execute(query))
+}
+
+/** The rows of a statement written as SQL: postgres.js answers an array, PGlite an object that holds `rows`. */
+export function rowsOf<T>(result: unknown): T[] {
+  return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[]
 }

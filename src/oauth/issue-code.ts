@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import { sql, type SQL } from 'drizzle-orm'
 import type { Database } from '../db/client.ts'
-import { rowsOf, sqlBuiltOnce } from '../db/prepared.ts'
+import { sqlBuiltOnce } from '../db/prepared.ts'
+import { rowsOf } from '../db/rows.ts'
 import type { MethodClass } from '../db/schema.ts'
 import { OAuthError } from '../errors.ts'
 import { hmacHex, randomToken, sha256Hex } from '../lib/crypto.ts'
@@ -117,6 +118,10 @@ const approvalStatements = new Map<string, ReturnType<typeof sqlBuiltOnce>>()
 
 const value = (name: string) => sql.placeholder(name)
 
+/** What the events' payloads take from the statement itself, not from the call: the client's sandbox flag and plan limit. */
+const approvedEventSql = { sandbox: sql`issued.sandbox` }
+const limitEventSql = { verification_limit: sql`reaching.verification_limit` }
+
 function approvalSql(limited: boolean, options: IssueOptions): SQL {
   const client = sql`select id, status, verification_limit, sandbox, ${value('redirectUri')}::text = any(redirect_uris) as redirect_registered
     from clients where id = ${value('clientId')}::text ${limited ? sql`for update` : sql``}`
@@ -144,13 +149,13 @@ function approvalSql(limited: boolean, options: IssueOptions): SQL {
         ${value('codeChallenge')}::text, ${value('at')}::timestamptz, ${value('expiresAt')}::timestamptz
       from audit
     ),
-    approved_event as (${enqueueEventFrom(sql`issued`, value('clientId'), 'verification.approved', payloadText('verification.approved', { sandbox: sql`issued.sandbox` }, 'approvedEvent'), value('at'))}),
+    approved_event as (${enqueueEventFrom(sql`issued`, value('clientId'), 'verification.approved', payloadText('verification.approved', approvedEventSql, 'approvedEvent'), value('at'))}),
     limit_event as (${enqueueEventFrom(
       // The completion that uses the plan's last verification of the month says so, once.
       sql`(select * from issued where used + 1 = verification_limit) as reaching`,
       value('clientId'),
       'plan.limit_reached',
-      payloadText('plan.limit_reached', { verification_limit: sql`reaching.verification_limit` }, 'limitEvent'),
+      payloadText('plan.limit_reached', limitEventSql, 'limitEvent'),
       value('at'),
     )})
     ${options.alongside ? sql`, alongside as (${options.alongside.insert(sql`issued`)})` : sql``}
@@ -167,8 +172,8 @@ function approvalValues(
   const level = reverification ? 're_verification' : 'first_verification'
   const { start, end } = monthDays(check.now)
   const { clientId, ...count } = verificationCount({ clientId: check.clientId, at: check.now, methodClass: check.methodClass, reverification })
-  const approvedEvent = { client_id: check.clientId, transaction_id: check.transactionId, age_over: check.ageOver, method_class: check.methodClass, verification_level: level, sandbox: sql`issued.sandbox` }
-  const limitEvent = { client_id: check.clientId, verification_limit: sql`reaching.verification_limit`, month: at.slice(0, 7) }
+  const approvedEvent = { client_id: check.clientId, transaction_id: check.transactionId, age_over: check.ageOver, method_class: check.methodClass, verification_level: level, ...approvedEventSql }
+  const limitEvent = { client_id: check.clientId, ...limitEventSql, month: at.slice(0, 7) }
   return {
     clientId,
     ...count,
