@@ -31,7 +31,6 @@ import { pageRoutes } from './verification/routes.tsx'
 export function createApp(deps: AppDeps) {
   // The demo calls the API through this very app, so it needs the handler before the app exists.
   let handle = (_request: Request): Promise<Response> => Promise.reject(new Error('app not built'))
-  const hsts = transportSecurityHeader(deps.config)
   const app = new Elysia({ name: 'ofage' })
     .use(
       openapi({
@@ -53,10 +52,7 @@ export function createApp(deps: AppDeps) {
       }),
     )
     .onError(({ code, error, request }) => errorResponse(code, error, request, deps.log, deps.metrics))
-    .onRequest(({ request, set }) => {
-      if (hsts) set.headers['strict-transport-security'] = hsts
-      checkRequestUrl(request)
-    })
+    .onRequest(({ request }) => checkRequestUrl(request))
     .use(opsRoutes(deps, deps.metrics))
     .use(keyRoutes(deps))
     .use(oauthRoutes(deps))
@@ -74,9 +70,14 @@ export function createApp(deps: AppDeps) {
 
 export type App = ReturnType<typeof createApp>
 
-/** The server's request handler: the app, with a request id, a log line and metrics per request. */
+/**
+ * The server's request handler: the app, with a request id, a log line and metrics per request, and HSTS on
+ * every answer when the service is on https (set on the answer, not in the app: a header in Elysia's `set`
+ * makes it copy every Response a route returns, body and all).
+ */
 export function createHandler(deps: AppDeps, app: App = createApp(deps)): (request: Request) => Promise<Response> {
-  return instrument((request) => app.handle(request), deps.log, deps.metrics)
+  const hsts = transportSecurityHeader(deps.config)
+  return instrument((request) => app.handle(request), deps.log, deps.metrics, { headers: hsts ? { 'strict-transport-security': hsts } : {} })
 }
 
 /**

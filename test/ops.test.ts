@@ -219,7 +219,7 @@ describe('the API deadline', () => {
       () => new Promise<Response>(() => {}),
       { info() {}, error: (event) => logged.push(event) },
       createMetrics(),
-      50,
+      { deadlineMs: 50 },
     )
     const response = await handle(new Request('http://ofage.test/api/oauth/token', { method: 'POST' }))
     expect(response.status).toBe(500)

@@ -88,6 +88,17 @@ describe('GET /api/verify/token/{access_token} (SPEC.md §2.3, §4.3)', () => {
     })
   })
 
+  test('a token validated again gets the same answer, typed as JSON, and the invalid one too', async () => {
+    // The second answer is the text remembered from the first (src/oauth/routes.ts).
+    const { access_token } = await ctx.tokenFor(shop)
+    const [first, second] = [await ctx.request(`/api/verify/token/${access_token}`), await ctx.request(`/api/verify/token/${access_token}`)]
+    for (const response of [first, second]) expect(response.headers.get('content-type')).toBe('application/json;charset=utf-8')
+    expect(await second.text()).toBe(await first.text())
+    const invalid = await ctx.request('/api/verify/token/not.a.token')
+    expect(invalid.headers.get('content-type')).toBe('application/json;charset=utf-8')
+    expect(await invalid.text()).toBe(JSON.stringify(invalidBody))
+  })
+
   test('timestamps are ISO 8601 UTC with milliseconds', async () => {
     const { access_token } = await ctx.tokenFor(shop)
     const body = await json(await ctx.request(`/api/verify/token/${access_token}`))

@@ -41,6 +41,12 @@ describe('browser-facing surfaces over https', () => {
       const header = (await secure.request(path)).headers.get('strict-transport-security')
       expect(header, path).toBe(`max-age=${HSTS_MAX_AGE_SECONDS}`)
     }
+    // A route that answers with a Response of its own (token validation) carries it too, valid or not.
+    const shop = await secure.createClient()
+    const { access_token } = await secure.tokenFor(shop)
+    for (const path of [`/api/verify/token/${access_token}`, `/api/verify/token/${access_token}`, '/api/verify/token/not.a.token']) {
+      expect((await secure.request(path)).headers.get('strict-transport-security'), path).toBe(`max-age=${HSTS_MAX_AGE_SECONDS}`)
+    }
     expect(HSTS_MAX_AGE_SECONDS).toBeGreaterThanOrEqual(31_536_000)
     const wider = await createTestContext({ env: { PUBLIC_URL: 'https://age.example', HSTS_INCLUDE_SUBDOMAINS: '1' } })
     try {
