@@ -1,4 +1,5 @@
 import { openapi } from '@elysiajs/openapi'
+import './lib/schema-formats.ts'
 import { Elysia, ValidationError } from 'elysia'
 import packageJson from '../package.json' with { type: 'json' }
 import { brandingRoutes } from './branding/routes.ts'
