@@ -61,9 +61,7 @@ export async function readStrictBody(request: Request, allowed: BodyType[], maxB
   if (declared !== undefined && declared > limit) throw tooLarge(limit)
   // Left to the runtime's parser, which reads the body once: a copy of our own would cost the upload's size again.
   if (type === 'multipart') return checkStrings(await parseMultipart(request))
-  const bytes = await readBytes(request, declared ?? limit, () =>
-    declared === undefined ? tooLarge(limit) : new OAuthError('invalid_request', 'The request body is longer than its Content-Length'),
-  )
+  const bytes = declared === undefined ? await readBytes(request, limit, () => tooLarge(limit)) : await readDeclared(request, declared)
   const text = new TextDecoder().decode(bytes)
   return checkStrings(type === 'json' ? parseJsonObject(text) : parseForm(text))
 }
@@ -96,6 +94,22 @@ export function isMultipart(request: Request): boolean {
 
 function mimeOf(request: Request): string {
   return (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase()
+}
+
+/**
+ * A body that says its length, in one read: the server's HTTP parser ends it there (and refuses a request
+ * that also says it is chunked), so only a Request made in process can bring more, and it is refused. Half
+ * the cost of reading the stream chunk by chunk for a token request's 150 bytes (issue 34).
+ */
+async function readDeclared(request: Request, length: number): Promise<Uint8Array> {
+  let bytes: Uint8Array
+  try {
+    bytes = new Uint8Array(await request.arrayBuffer())
+  } catch {
+    throw new OAuthError('invalid_request', 'The request body could not be read to its end')
+  }
+  if (bytes.byteLength > length) throw new OAuthError('invalid_request', 'The request body is longer than its Content-Length')
+  return bytes
 }
 
 /** The body in one buffer of `capacity` bytes; a body that goes on past it is refused with `overflow()`. */
