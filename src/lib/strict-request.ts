@@ -98,8 +98,8 @@ function mimeOf(request: Request): string {
 
 /**
  * A body that says its length, in one read: the server's HTTP parser ends it there (and refuses a request
- * that also says it is chunked), so only a Request made in process can bring more, and it is refused. Half
- * the cost of reading the stream chunk by chunk for a token request's 150 bytes (issue 34).
+ * that also says it is chunked), so only a Request made in process can bring more, and it is refused. A bare
+ * server read a token request's 150 bytes 136,000 times a second so, and 45,000 through the stream (issue 34).
  */
 async function readDeclared(request: Request, length: number): Promise<Uint8Array> {
   let bytes: Uint8Array
