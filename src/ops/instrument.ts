@@ -162,14 +162,15 @@ export function instrument(
 
 /** The response with its request id and the fixed headers; copied only when its headers cannot change (Response.redirect()). */
 function withHeaders(response: Response, requestId: string, fixed: [string, string][]): Response {
-  const add = (to: Response) => {
-    to.headers.set('x-request-id', requestId)
-    for (const [name, value] of fixed) to.headers.set(name, value)
-    return to
-  }
   try {
-    return add(response)
+    return setHeaders(response, requestId, fixed)
   } catch {
-    return add(new Response(response.body, response))
+    return setHeaders(new Response(response.body, response), requestId, fixed)
   }
+}
+
+function setHeaders(response: Response, requestId: string, fixed: [string, string][]): Response {
+  response.headers.set('x-request-id', requestId)
+  for (const [name, value] of fixed) response.headers.set(name, value)
+  return response
 }

@@ -3,6 +3,7 @@ import type { LogoVersion } from '../branding/branding.ts'
 import { clientVersionIs } from '../clients/client-cache.ts'
 import type { Limit } from '../config.ts'
 import type { Database } from '../db/client.ts'
+import type { PgSelect } from 'drizzle-orm/pg-core'
 import { builtOnce, sqlBuiltOnce } from '../db/prepared.ts'
 import { rowsOf } from '../db/rows.ts'
 import { clientLogos, clients, verificationSessions } from '../db/schema.ts'
@@ -180,14 +181,16 @@ const sessionColumns = {
 
 /** The session's read, built once (src/db/prepared.ts): Drizzle took 150 µs to build the check's when it was built per request. */
 const sessionAlone = builtOnce((db) =>
-  db
-    .select({ ...sessionColumns, hits: sql<null>`null`, attempt: sql<null>`null` })
-    .from(verificationSessions)
+  liveSession(db.select({ ...sessionColumns, hits: sql<null>`null`, attempt: sql<null>`null` }).from(verificationSessions).$dynamic()).prepare('find_session'),
+)
+
+/** Both reads' rows: the live session by its id's hash, with its client's row and its logo. */
+function liveSession<T extends PgSelect>(query: T) {
+  return query
     .leftJoin(clients, eq(clients.id, verificationSessions.clientId))
     .leftJoin(clientLogos, eq(clientLogos.clientId, verificationSessions.clientId))
     .where(and(eq(verificationSessions.idHash, sql.placeholder('idHash')), gt(verificationSessions.expiresAt, sql.placeholder('nowText'))))
-    .prepare('find_session'),
-)
+}
 
 /**
  * The check's hit and attempt, as CTEs of the session's read: both only for a live, open session of this
@@ -204,14 +207,8 @@ const sessionWithCheck = builtOnce((db) => {
     sql`update verification_sessions set failed_attempts = failed_attempts + 1
       where ${open} and (select hits from hit) <= ${sql.placeholder('hitMax')}::integer returning failed_attempts`,
   )
-  return db
-    .with(hit, reserved)
-    .select({ ...sessionColumns, hits: sql<number | null>`(select hits from ${hit})`, attempt: sql<number | null>`(select failed_attempts from ${reserved})` })
-    .from(verificationSessions)
-    .leftJoin(clients, eq(clients.id, verificationSessions.clientId))
-    .leftJoin(clientLogos, eq(clientLogos.clientId, verificationSessions.clientId))
-    .where(and(eq(verificationSessions.idHash, sql.placeholder('idHash')), gt(verificationSessions.expiresAt, sql.placeholder('nowText'))))
-    .prepare('find_session_check')
+  const selected = { ...sessionColumns, hits: sql<number | null>`(select hits from ${hit})`, attempt: sql<number | null>`(select failed_attempts from ${reserved})` }
+  return liveSession(db.with(hit, reserved).select(selected).from(verificationSessions).$dynamic()).prepare('find_session_check')
 })
 
 export function checkCsrfToken(session: VerificationSession, presented: unknown): boolean {
