@@ -43,3 +43,37 @@ describe('a JSON or form body is read within its bound (src/lib/strict-request.t
     expect(pulled).toBeLessThan(MAX_BODY_BYTES / 1024 + 4)
   })
 })
+
+describe("what the one-piece read relies on: Bun's parser ends a body at its Content-Length", () => {
+  /** A raw HTTP/1.1 exchange with a server whose one route reads its body strictly and says what it read. */
+  async function send(raw: string): Promise<string> {
+    const server = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      fetch: async (request) => Response.json(await readStrictBody(request, ['json']).catch((error: OAuthError) => ({ refused: error.description }))),
+    })
+    try {
+      let received = ''
+      const socket = await Bun.connect({ hostname: '127.0.0.1', port: server.port!, socket: { data: (_, chunk) => void (received += chunk.toString()) } })
+      socket.write(raw)
+      for (let i = 0; i < 100 && !received.includes('\r\n\r\n'); i++) await Bun.sleep(20)
+      await Bun.sleep(50)
+      socket.end()
+      return received
+    } finally {
+      await server.stop(true)
+    }
+  }
+
+  test('a request that says both Content-Length and chunked is refused before any route runs', async () => {
+    const body = '{"code":"abcdefghijklmnopqrstuvwxyz"}'
+    const answer = await send(`POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`)
+    expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request')
+  })
+
+  test('bytes past the Content-Length are not the body: the route reads exactly what was declared', async () => {
+    const answer = await send(`POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}{"smuggled":"yes"}`)
+    expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 200 OK')
+    expect(answer.slice(answer.indexOf('\r\n\r\n') + 4)).toStartWith('{}')
+  })
+})
