@@ -46,7 +46,7 @@ export async function seedAuditRows(sql: postgres.Sql, clientId: string, n: numb
            (count(*) filter (where verification_level = 're_verification'))::int
     from audit_logs where client_id = ${clientId}
     group by 1, 2
-    on conflict (client_id, day) do update set total = excluded.total, age_only = excluded.age_only,
+    on conflict (client_id, day, shard) do update set total = excluded.total, age_only = excluded.age_only,
       biometric = excluded.biometric, reverification = excluded.reverification`
   await sql`analyze`
 }

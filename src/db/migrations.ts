@@ -23,6 +23,7 @@ import m0018 from '../../drizzle/0018_webhook_deliveries_by_endpoint.sql' with {
 import m0019 from '../../drizzle/0019_client_branding.sql' with { type: 'text' }
 import m0020 from '../../drizzle/0020_gate_claims.sql' with { type: 'text' }
 import m0021 from '../../drizzle/0021_month_verifications.sql' with { type: 'text' }
+import m0022 from '../../drizzle/0022_usage_shards.sql' with { type: 'text' }
 
 export const migrationJournal = journal
 
@@ -50,4 +51,5 @@ export const migrationFiles: Record<string, string> = {
   '0019_client_branding': m0019,
   '0020_gate_claims': m0020,
   '0021_month_verifications': m0021,
+  '0022_usage_shards': m0022,
 }

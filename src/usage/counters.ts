@@ -1,7 +1,7 @@
 import { sql, type Placeholder, type SQL } from 'drizzle-orm'
 import type { Executor } from '../db/client.ts'
 import { queryRows } from '../db/rows.ts'
-import type { MethodClass } from '../db/schema.ts'
+import { USAGE_SHARDS, type MethodClass } from '../db/schema.ts'
 
 /** The UTC calendar day of an instant, as Postgres `date` text (YYYY-MM-DD). */
 export function utcDay(instant: Date): string {
@@ -15,7 +15,7 @@ export function utcMonthBounds(instant: Date): { start: Date; end: Date } {
   return { start, end }
 }
 
-/** Approved verifications of a client in the UTC month containing `now`: at most 31 counter rows read. */
+/** Approved verifications of a client in the UTC month containing `now`: at most 31 days of counter rows read. */
 export async function countMonthToDate(db: Executor, clientId: string, now: Date): Promise<number> {
   const [row] = await queryRows<{ total: number }>(db, sql`select ${monthToDate(clientId, now)} as total`)
   return Number(row?.total ?? 0)
@@ -69,10 +69,18 @@ export function verificationCount(entry: { clientId: string; at: Date; methodCla
  * Counts one approved verification for the row of `source` (the completion's approval, at most one row): the
  * part of the statement that writes its audit row and its code (src/oauth/issue-code.ts), so that usage
  * always equals the approved audit rows. The values are {@link verificationCount}'s, or placeholders for them.
+ *
+ * The row is the day's shard of the database connection's backend (`pg_backend_pid()`, of which there are
+ * {@link USAGE_SHARDS}, modulo): a row updated by one completion stays locked until it commits, so with one row
+ * a day every completion of a client waited for the previous one's commit. A connection runs one transaction at
+ * a time, so completions committing at once on different connections share a row only when their backends'
+ * process ids are equal modulo the shards. Every reader sums the shards; the plan limit does not lean on these
+ * rows' locks (it locks the client's row, src/oauth/issue-code.ts).
  */
 export function countVerification(source: SQL, count: VerificationCount<string | number | Placeholder>): SQL {
-  return sql`insert into usage_daily (client_id, day, total, age_only, biometric, reverification)
-    select ${count.clientId}::text, ${count.day}::date, 1, ${count.ageOnly}::integer, ${count.biometric}::integer, ${count.reverification}::integer from ${source}
-    on conflict (client_id, day) do update set total = usage_daily.total + 1, age_only = usage_daily.age_only + excluded.age_only,
+  return sql`insert into usage_daily (client_id, day, shard, total, age_only, biometric, reverification)
+    select ${count.clientId}::text, ${count.day}::date, (pg_backend_pid() % ${sql.raw(String(USAGE_SHARDS))})::smallint, 1,
+      ${count.ageOnly}::integer, ${count.biometric}::integer, ${count.reverification}::integer from ${source}
+    on conflict (client_id, day, shard) do update set total = usage_daily.total + 1, age_only = usage_daily.age_only + excluded.age_only,
       biometric = usage_daily.biometric + excluded.biometric, reverification = usage_daily.reverification + excluded.reverification`
 }

@@ -1,4 +1,4 @@
-import { and, asc, eq, gte, lt } from 'drizzle-orm'
+import { and, asc, eq, gte, lt, sql } from 'drizzle-orm'
 import type { Database } from '../db/client.ts'
 import { usageDaily } from '../db/schema.ts'
 import { utcDay } from './counters.ts'
@@ -11,13 +11,21 @@ const DAY_MS = 86_400_000
 
 /**
  * A client's counts for every UTC day of a day-aligned interval, days without verifications included as
- * zeros. Reads only the daily counters (at most one row a day), the same rows `countUsage` sums for whole days.
+ * zeros. Reads only the daily counters (a few rows a day), the same rows `countUsage` sums for whole days.
  */
 export async function countUsageByDay(db: Database, clientId: string, interval: Interval): Promise<DayUsage[]> {
+  // A day's count may be spread over several rows (its shards, src/usage/counters.ts).
   const rows = await db
-    .select({ day: usageDaily.day, total: usageDaily.total, ageOnly: usageDaily.ageOnly, biometric: usageDaily.biometric, reverification: usageDaily.reverification })
+    .select({
+      day: usageDaily.day,
+      total: sql<number>`sum(${usageDaily.total})::int`,
+      ageOnly: sql<number>`sum(${usageDaily.ageOnly})::int`,
+      biometric: sql<number>`sum(${usageDaily.biometric})::int`,
+      reverification: sql<number>`sum(${usageDaily.reverification})::int`,
+    })
     .from(usageDaily)
     .where(and(eq(usageDaily.clientId, clientId), gte(usageDaily.day, utcDay(interval.start)), lt(usageDaily.day, utcDay(interval.end))))
+    .groupBy(usageDaily.day)
     .orderBy(asc(usageDaily.day))
   const byDay = new Map(rows.map((row) => [String(row.day), row]))
   const days: DayUsage[] = []

@@ -4,7 +4,7 @@ import { clientVersionIs } from '../clients/client-cache.ts'
 import type { Limit } from '../config.ts'
 import type { Database } from '../db/client.ts'
 import type { PgSelect } from 'drizzle-orm/pg-core'
-import { builtOnce, sqlBuiltOnce } from '../db/prepared.ts'
+import { builtOnce, commitWithoutWaitingForDisk, sqlBuiltOnce } from '../db/prepared.ts'
 import { rowsOf } from '../db/rows.ts'
 import { clientLogos, clients, verificationSessions } from '../db/schema.ts'
 import { OAuthError } from '../errors.ts'
@@ -49,6 +49,8 @@ export type OpenedSession =
  * statement (issue 34): only while the client's row is still the version the request was checked against,
  * and its plan has a verification left this month (a hint: the completion counts exactly), counting a hit for
  * the address (refused with 429 past its limit, and then no session). The logo's version comes back with it.
+ * Its commit does not wait for the disk (`commitWithoutWaitingForDisk`): a session lost in a crash of Postgres
+ * is a page to open again.
  */
 export async function openSession(
   deps: SessionDeps,
@@ -128,7 +130,8 @@ function openingSql(limited: boolean): SQL {
       from hit where hit.hits <= ${value('hitMax')}::integer
       returning 1
     )
-    select guard.current, guard.used, (select hits from hit) as hits, (select count(*)::integer from opened) as opened, ${logoColumns}
+    select guard.current, guard.used, (select hits from hit) as hits, (select count(*)::integer from opened) as opened, ${logoColumns},
+      ${commitWithoutWaitingForDisk} as commit
     from guard left join client_logos logo on logo.client_id = ${value('clientId')}::text`
 }
 
@@ -195,7 +198,9 @@ function liveSession<T extends PgSelect>(query: T) {
 /**
  * The check's hit and attempt, as CTEs of the session's read: both only for a live, open session of this
  * browser with attempts left, and the attempt only when the hit is within its limit. The update re-reads a
- * row that a racing post changed meanwhile, so the attempts taken never pass the limit.
+ * row that a racing post changed meanwhile, so the attempts taken never pass the limit. The commit does not
+ * wait for the disk (`commitWithoutWaitingForDisk`): the race is settled by the row's lock, not by the flush, and
+ * what a crash of Postgres could lose is an attempt taken in its last few hundred milliseconds.
  */
 const sessionWithCheck = builtOnce((db) => {
   const open = sql`id_hash = ${sql.placeholder('idHash')}::text and expires_at > ${sql.placeholder('nowText')}::timestamptz
@@ -207,7 +212,12 @@ const sessionWithCheck = builtOnce((db) => {
     sql`update verification_sessions set failed_attempts = failed_attempts + 1
       where ${open} and (select hits from hit) <= ${sql.placeholder('hitMax')}::integer returning failed_attempts`,
   )
-  const selected = { ...sessionColumns, hits: sql<number | null>`(select hits from ${hit})`, attempt: sql<number | null>`(select failed_attempts from ${reserved})` }
+  const selected = {
+    ...sessionColumns,
+    hits: sql<number | null>`(select hits from ${hit})`,
+    attempt: sql<number | null>`(select failed_attempts from ${reserved})`,
+    commit: commitWithoutWaitingForDisk,
+  }
   return liveSession(db.with(hit, reserved).select(selected).from(verificationSessions).$dynamic()).prepare('find_session_check')
 })
 

@@ -1,7 +1,12 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import { OAuthError } from '../../src/errors.ts'
 import { issueCode } from '../../src/oauth/issue-code.ts'
-import { basic, createTestContext, json, REDIRECT_URI, type TestContext } from '../helpers.ts'
+import { sql } from 'drizzle-orm'
+import { updateClient } from '../../src/clients/registry.ts'
+import { USAGE_SHARDS } from '../../src/db/schema.ts'
+import { countMonthToDate, utcDay } from '../../src/usage/counters.ts'
+import { countUsageByDay } from '../../src/usage/daily.ts'
+import { basic, createTestContext, json, onPostgres, queryRows, REDIRECT_URI, type TestContext } from '../helpers.ts'
 
 let ctx: TestContext
 type TestClient = Awaited<ReturnType<TestContext['createClient']>>
@@ -130,6 +135,52 @@ describe('GET /api/oauth/usage (SPEC.md §2.5, §4.6)', () => {
     const { access_token } = await ctx.tokenFor(client)
     expect(access_token).toBeTruthy()
     expect((await json(await usage(client))).usage.total_verifications).toBe(3)
+  })
+})
+
+describe('a day counted over several rows (src/usage/counters.ts: one per shard)', () => {
+  /** The client's counter rows for the clock's day, as the completions left them. */
+  const dayRows = (clientId: string) =>
+    queryRows<{ shard: number; total: number }>(ctx.deps.db, sql`select shard, total from usage_daily where client_id = ${clientId} and day = ${utcDay(ctx.clock.now())}::date order by shard`)
+
+  /** Moves `moved` of the day's count from the row the completions wrote to another shard, as a second connection would have written it. */
+  async function spreadDay(clientId: string, moved: { total: number; biometric: number }) {
+    const [row] = await dayRows(clientId)
+    const other = (row!.shard + 1) % USAGE_SHARDS
+    await ctx.deps.db.execute(sql`update usage_daily set total = total - ${moved.total}, age_only = age_only - ${moved.total - moved.biometric}, biometric = biometric - ${moved.biometric}
+      where client_id = ${clientId} and day = ${utcDay(ctx.clock.now())}::date and shard = ${row!.shard}`)
+    await ctx.deps.db.execute(sql`insert into usage_daily (client_id, day, shard, total, age_only, biometric, reverification)
+      values (${clientId}, ${utcDay(ctx.clock.now())}::date, ${other}, ${moved.total}, ${moved.total - moved.biometric}, ${moved.biometric}, 0)`)
+  }
+
+  test('the usage report, the dashboard\'s days and the plan limit sum the rows', async () => {
+    const client = await ctx.createClient()
+    await approve(client, 3, { methodClass: 'age_only' })
+    await approve(client, 2, { methodClass: 'biometric' })
+    await spreadDay(client.id, { total: 3, biometric: 2 })
+    expect((await dayRows(client.id)).map((row) => row.total)).toEqual(expect.arrayContaining([2, 3]))
+    const expected = { total_verifications: 5, age_only_count: 3, biometric_count: 2, reverification_count: 0 }
+    expect((await json(await usage(client, '?period=day'))).usage).toEqual(expected)
+    expect((await json(await usage(client))).usage).toEqual(expected)
+    const days = await countUsageByDay(ctx.deps.db, client.id, { start: new Date('2026-11-21T00:00:00.000Z'), end: new Date('2026-11-23T00:00:00.000Z') })
+    expect(days).toEqual([
+      { day: '2026-11-21', usage: { total_verifications: 0, age_only_count: 0, biometric_count: 0, reverification_count: 0 } },
+      { day: '2026-11-22', usage: expected },
+    ])
+    expect(await countMonthToDate(ctx.deps.db, client.id, ctx.clock.now())).toBe(5)
+    // The plan limit counts both rows: a limit of 6 leaves one verification, not four.
+    await updateClient(ctx.deps.db, client.id, { verificationLimit: 6 })
+    await approve(client, 1)
+    expect((await ctx.issueCode({ clientId: client.id }).catch((error) => error)).code).toBe('payment_required')
+  })
+
+  test.skipIf(!onPostgres)('completions at once on several connections count on several rows, and none is lost', async () => {
+    const client = await ctx.createClient()
+    await Promise.all(Array.from({ length: 40 }, () => issueCode(ctx.deps, { clientId: client.id, redirectUri: REDIRECT_URI, ageOver: 18, methodClass: 'age_only' })))
+    const rows = await dayRows(client.id)
+    expect(rows.length).toBeGreaterThan(1)
+    expect(rows.reduce((sum, row) => sum + row.total, 0)).toBe(40)
+    expect((await json(await usage(client, '?period=day'))).usage.total_verifications).toBe(40)
   })
 })
 

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { createStatementLog } from '../../src/db/statement-log.ts'
 import { addWebhookEndpoint } from '../../src/webhooks/endpoints.ts'
-import { createTestContext, type TestContext } from '../helpers.ts'
+import { sql } from 'drizzle-orm'
+import { createTestContext, queryRows, type TestContext } from '../helpers.ts'
 import { callback, testBrowser } from './browser.ts'
 
 /**
@@ -54,4 +55,21 @@ test('re-verifying with the age pass: 2 statements to open (the pass is read), 3
   const continued = await log.measure(() => browser.post(opened.result.page.action('/continue'), { csrf: opened.result.page.csrf! }))
   expect(callback(continued.result)).toBeDefined()
   expect({ open: opened.statements.length, continue: continued.statements.length }).toEqual({ open: 2, continue: 3 })
+})
+
+test('the opening and the check\'s hit commit without waiting for the disk; the approval waits, and no connection keeps the setting', async () => {
+  const client = await ctx.createClient({ sandbox: true })
+  const browser = testBrowser(ctx)
+  await browser.open({ client_id: client.id })
+  const opened = await log.measure(() => browser.open({ client_id: client.id, state: 's' }))
+  const completed = await log.measure(() => completeSandbox(browser, opened.result.page))
+  expect(callback(completed.result)).toBeDefined()
+  const unflushed = (text: string) => text.includes("set_config('synchronous_commit', 'off', true)")
+  expect(opened.statements.map(unflushed)).toEqual([true])
+  // The check's hit and attempt, then the approval: the code, the audit row and the usage wait for the disk.
+  expect(completed.statements.map(unflushed)).toEqual([true, false])
+  expect(completed.statements[1]).toContain('insert into auth_codes')
+  // Set for the statement's own transaction only: every pooled connection still commits synchronously.
+  const settings = await Promise.all(Array.from({ length: 30 }, () => queryRows<{ synchronous_commit: string }>(ctx.deps.db, sql`show synchronous_commit`)))
+  expect(new Set(settings.map(([row]) => row!.synchronous_commit))).toEqual(new Set(['on']))
 })

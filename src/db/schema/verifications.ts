@@ -1,8 +1,11 @@
 /** A verification's life: the page's sessions, pushed requests, codes, the audit row, usage, age passes. */
 import { sql } from 'drizzle-orm'
-import { boolean, date, index, integer, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core'
+import { boolean, date, index, integer, pgTable, primaryKey, smallint, text, uuid } from 'drizzle-orm/pg-core'
 import { instant } from './columns.ts'
 import { clients } from './clients.ts'
+
+/** How many counter rows a client's day may be spread over (usageDaily). */
+export const USAGE_SHARDS = 16
 
 export const methodClasses = ['age_only', 'biometric'] as const
 
@@ -86,7 +89,9 @@ export const pushedRequests = pgTable(
 
 /**
  * Approved verifications counted per client and UTC day, updated in the transaction that writes the
- * audit row: usage reports and plan limits read a few counter rows instead of the audit log.
+ * audit row: usage reports and plan limits read a few counter rows instead of the audit log. A day's count
+ * is the sum of up to {@link USAGE_SHARDS} rows, one per `shard`, so that completions committing at once
+ * do not all wait for the one row (src/usage/counters.ts).
  */
 export const usageDaily = pgTable(
   'usage_daily',
@@ -95,12 +100,13 @@ export const usageDaily = pgTable(
       .notNull()
       .references(() => clients.id),
     day: date('day', { mode: 'string' }).notNull(),
+    shard: smallint('shard').notNull().default(0),
     total: integer('total').notNull().default(0),
     ageOnly: integer('age_only').notNull().default(0),
     biometric: integer('biometric').notNull().default(0),
     reverification: integer('reverification').notNull().default(0),
   },
-  (t) => [primaryKey({ columns: [t.clientId, t.day] })],
+  (t) => [primaryKey({ columns: [t.clientId, t.day, t.shard] })],
 )
 
 /**
