@@ -19,34 +19,54 @@ export async function authenticateClient(
   limits?: { address: string; authFailures: Limit },
   body?: PostedCredentials,
 ): Promise<Client> {
-  const addressKey = limits && `auth:${limits.address}`
   const credentials = presentedCredentials(authorization, body)
-  const clientKey = limits && credentials && `auth:${limits.address}:${sha256Hex(credentials.clientId).slice(0, 32)}`
-  const limitKeys = clientKey ? [addressKey!, clientKey] : [addressKey!]
+  const keys = limits && failureKeys(limits.address, credentials)
   // The failure counters are read with the client, in one statement; without a client row to read them
   // beside (no credentials, an unknown id), on their own.
-  const found = credentials && (await findClientWithFailures(deps, credentials.clientId, limits && { keys: limitKeys, limit: limits.authFailures }))
+  const found = credentials && (await findClientWithFailures(deps, credentials.clientId, limits && { keys: keys!, limit: limits.authFailures }))
   if (limits) {
     if (found) refuseAtLimit(found.failures, limits.authFailures, deps.clock.now())
-    else await refuseIfLimited(deps, limitKeys, limits.authFailures)
+    else await refuseIfLimited(deps, keys!, limits.authFailures)
   }
-  try {
-    if (!credentials) throw new OAuthError('invalid_client', 'Client authentication failed: send HTTP Basic client_id:client_secret, or client_id and client_secret in the form')
-    const client = found?.client
-    // Hash even for an unknown id so both failures take the same time.
-    const presented = hashSecret(deps.keys, credentials.secret)
-    if (!client || !(constantTimeEqual(presented, client.secretHash) || acceptsPreviousSecret(client, presented, deps.clock.now()))) {
-      throw new OAuthError('invalid_client', 'Client authentication failed')
-    }
-    if (client.status !== 'active') throw new OAuthError('client_suspended', 'This client is suspended')
-    return client
-  } catch (cause) {
-    if (limits && cause instanceof OAuthError && cause.code === 'invalid_client') {
-      await recordHit(deps, addressKey!, limits.authFailures)
-      if (clientKey) await recordHit(deps, clientKey, limits.authFailures)
-    }
-    throw cause
+  if (!credentials) {
+    await countFailure(deps, keys, limits)
+    throw new OAuthError('invalid_client', 'Client authentication failed: send HTTP Basic client_id:client_secret, or client_id and client_secret in the form')
   }
+  const client = found?.client
+  // Hash even for an unknown id so both failures take the same time.
+  const proven = secretMatches(deps, client, credentials.secret)
+  if (!client || !proven) return refuseSecret(deps, keys, limits)
+  if (client.status !== 'active') throw suspended()
+  return client
+}
+
+/**
+ * The rate-limit keys a client authentication counts its failures under: the address, and the client id
+ * from that address when the request names one.
+ */
+export function failureKeys(address: string, credentials: { clientId: string } | undefined): string[] {
+  const addressKey = `auth:${address}`
+  return credentials ? [addressKey, `${addressKey}:${sha256Hex(credentials.clientId).slice(0, 32)}`] : [addressKey]
+}
+
+/** Whether `secret` is the client's (or, during a rotation's overlap, the one it replaced), in constant time. */
+export function secretMatches(deps: ClientDeps, client: Client | undefined, secret: string): boolean {
+  const presented = hashSecret(deps.keys, secret)
+  return client !== undefined && (constantTimeEqual(presented, client.secretHash) || acceptsPreviousSecret(client, presented, deps.clock.now()))
+}
+
+/** A failed authentication: counted under each of its keys (with `limits`), and answered `invalid_client`. */
+export async function refuseSecret(deps: ClientDeps, keys: string[] | undefined, limits: { authFailures: Limit } | undefined): Promise<never> {
+  await countFailure(deps, keys, limits)
+  throw new OAuthError('invalid_client', 'Client authentication failed')
+}
+
+async function countFailure(deps: ClientDeps, keys: string[] | undefined, limits: { authFailures: Limit } | undefined): Promise<void> {
+  if (limits) for (const key of keys!) await recordHit(deps, key, limits.authFailures)
+}
+
+export function suspended(): OAuthError {
+  return new OAuthError('client_suspended', 'This client is suspended')
 }
 
 /** During a rotation's overlap, the secret it replaced. */
@@ -64,7 +84,7 @@ export type PostedCredentials = { client_id?: string | undefined; client_secret?
  * authentication method in each request", so both at once is `invalid_request`; a `client_id` beside
  * Basic credentials must name the same client.
  */
-function presentedCredentials(authorization: string | undefined, body: PostedCredentials | undefined): { clientId: string; secret: string } | undefined {
+export function presentedCredentials(authorization: string | undefined, body: PostedCredentials | undefined): { clientId: string; secret: string } | undefined {
   const posted = body?.client_secret !== undefined
   if (authorization !== undefined && posted) throw new OAuthError('invalid_request', 'Use one client authentication method: HTTP Basic or client_secret_post, not both')
   if (posted) return body!.client_id ? { clientId: body!.client_id, secret: body!.client_secret! } : undefined

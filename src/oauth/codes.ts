@@ -1,6 +1,9 @@
-import { and, eq, gt, isNotNull, isNull, lt, or, sql } from 'drizzle-orm'
+import { and, eq, gt, isNotNull, isNull, lt, or, sql, type SQL } from 'drizzle-orm'
 import type { Database } from '../db/client.ts'
-import { builtOnce } from '../db/prepared.ts'
+import { clientVersionIs } from '../clients/client-cache.ts'
+import { builtOnce, sqlBuiltOnce } from '../db/prepared.ts'
+import { rowsOf } from '../db/rows.ts'
+import { hitsInWindow } from '../ratelimit/limits.ts'
 import { auditLogs, authCodes, type MethodClass, type VerificationLevel } from '../db/schema.ts'
 import { OAuthError } from '../errors.ts'
 import type { Clock } from '../lib/clock.ts'
@@ -34,13 +37,14 @@ export type Verification = {
  * instances) exactly one gets the verification. A good request is claimed in that one statement, with every
  * binding checked in it (`claimAtOnce`); anything it leaves unclaimed is read back and judged by
  * `checkRedemption`, which names the error. The two apply the same rules (test/oauth/redeem-rules.test.ts).
- * A client with a plan limit takes the second way, since the month's count is read before the claim.
+ * A client with a plan limit takes the second way, since the month's count is read before the claim; so does a
+ * request whose claim was already tried (`claimTried`, by {@link claimForCopy}).
  */
-export async function redeemCode(deps: CodeDeps, client: Client, request: Redemption): Promise<Verification> {
+export async function redeemCode(deps: CodeDeps, client: Client, request: Redemption, options: { claimTried?: boolean } = {}): Promise<Verification> {
   const now = deps.clock.now()
   const codeHash = sha256Hex(request.code)
   // With a plan limit, the month's count is read between the checks and the claim (below).
-  if (client.verificationLimit === null) {
+  if (client.verificationLimit === null && !options.claimTried) {
     const claimed = await claimAtOnce(deps.db, client, request, codeHash, now)
     if (claimed) return claimed
   }
@@ -121,43 +125,105 @@ export async function claimAtOnce(db: Database, client: Client, request: Redempt
 
 /**
  * The claim of {@link claimAtOnce}, one statement for every kind of request: a missing verifier, state or
- * minimum age is a null value. Without a verifier the code must have no challenge; without a state, the
- * code must have none unless PKCE binds it (`checkRedemption`'s rules, in the same order).
+ * minimum age is a null value.
  */
-const preparedClaim = builtOnce((db) => {
+const preparedClaim = builtOnce((db) =>
+  db
+    .update(authCodes)
+    .set({ usedAt: sql`${sql.placeholder('now')}::timestamptz` })
+    .from(auditLogs)
+    .where(claimRules())
+    .returning(claimedColumns)
+    .prepare('claim_code'),
+)
+
+/**
+ * `checkRedemption`'s rules over a code joined to its audit row, with placeholders for the request's values.
+ * Without a verifier the code must have no challenge; without a state, the code must have none unless PKCE
+ * binds it (in the same order).
+ */
+function claimRules(): SQL {
   const value = (name: string) => sql.placeholder(name)
   const now = sql`${value('now')}::timestamptz`
   const state = sql`${value('state')}::text`
   const minAge = sql`${value('minAge')}::integer`
-  return db
-    .update(authCodes)
-    .set({ usedAt: now })
-    .from(auditLogs)
-    .where(
-      and(
-        eq(authCodes.codeHash, value('codeHash')),
-        eq(auditLogs.transactionId, authCodes.transactionId),
-        eq(authCodes.clientId, value('clientId')),
-        isNull(authCodes.usedAt),
-        gt(authCodes.expiresAt, now),
-        eq(authCodes.redirectUri, value('redirectUri')),
-        sql`${authCodes.codeChallenge} is not distinct from ${value('challenge')}::text`,
-        sql`(case when ${state} is null then ${or(isNull(authCodes.state), isNotNull(authCodes.codeChallenge))} else ${authCodes.state} = ${state} end)`,
-        sql`(${minAge} is null or ${auditLogs.ageOver} >= ${minAge})`,
-      ),
+  return and(
+    eq(authCodes.codeHash, value('codeHash')),
+    eq(auditLogs.transactionId, authCodes.transactionId),
+    eq(authCodes.clientId, value('clientId')),
+    isNull(authCodes.usedAt),
+    gt(authCodes.expiresAt, now),
+    eq(authCodes.redirectUri, value('redirectUri')),
+    sql`${authCodes.codeChallenge} is not distinct from ${value('challenge')}::text`,
+    sql`(case when ${state} is null then ${or(isNull(authCodes.state), isNotNull(authCodes.codeChallenge))} else ${authCodes.state} = ${state} end)`,
+    sql`(${minAge} is null or ${auditLogs.ageOver} >= ${minAge})`,
+  )!
+}
+
+const claimedColumns = {
+  transactionId: auditLogs.transactionId,
+  clientId: auditLogs.clientId,
+  subject: auditLogs.subject,
+  ageOver: auditLogs.ageOver,
+  methodClass: auditLogs.methodClass,
+  verificationLevel: auditLogs.verificationLevel,
+}
+
+/** What {@link claimForCopy} learnt: whether the copy was current, the failures counted, and the claim if it was made. */
+export type ClaimForCopy = { current: boolean; failures: number | null; verification: Verification | undefined }
+
+/**
+ * {@link claimAtOnce} for a client known from this instance's copy (src/clients/client-cache.ts), in the one
+ * statement that also reads what authenticating it needs: that the copy is still the client's row, and the
+ * failures counted under `failures.keys` (the address, and the client id from it). The code is claimed only
+ * when the copy is current, `allowed` (the caller proved the secret on the copy, and the copy is active) and
+ * the failures are under their limit: the same rules, in the same order of precedence, as authenticating from
+ * a read of the row and then claiming (src/oauth/exchange.ts).
+ */
+export async function claimForCopy(
+  db: Database,
+  copy: { client: Client; version: string },
+  request: Redemption,
+  now: Date,
+  failures: { keys: [string, string]; start: string; max: number; allowed: boolean },
+): Promise<ClaimForCopy> {
+  const verifier = request.codeVerifier
+  const claimable = failures.allowed && copy.client.redirectUris.includes(request.redirectUri) && (verifier === undefined || isCodeVerifier(verifier))
+  const [row] = rowsOf<{ current: boolean; hits: number | string | null } & Partial<Verification>>(
+    await preparedClaimForCopy(db).execute({
+      clientVersion: copy.version,
+      key1: failures.keys[0],
+      key2: failures.keys[1],
+      windowStart: failures.start,
+      maxFailures: failures.max,
+      allowed: claimable,
+      codeHash: sha256Hex(request.code),
+      clientId: copy.client.id,
+      now: now.toISOString(),
+      redirectUri: request.redirectUri,
+      challenge: verifier === undefined ? null : s256(verifier),
+      state: request.state ?? null,
+      minAge: copy.client.minAge,
+    }),
+  )
+  const verification = row!.transactionId === null || row!.transactionId === undefined ? undefined : describeVerification(row as Verification)
+  return { current: row!.current, failures: row!.hits === null ? null : Number(row!.hits), verification }
+}
+
+const preparedClaimForCopy = sqlBuiltOnce('claim_code_for_copy', () => {
+  const value = (name: string) => sql.placeholder(name)
+  return sql`with guard as (select ${clientVersionIs(value('clientId'), value('clientVersion'))} as current),
+    failures as (select ${hitsInWindow([value('key1'), value('key2')], value('windowStart'))} as hits),
+    claimed as (
+      update ${authCodes} set used_at = ${value('now')}::timestamptz from ${auditLogs}, guard, failures
+      where ${claimRules()} and guard.current and ${value('allowed')}::boolean and coalesce(failures.hits, 0) < ${value('maxFailures')}::integer
+      returning ${auditLogs.transactionId} as "transactionId", ${auditLogs.clientId} as "clientId", ${auditLogs.subject} as "subject",
+        ${auditLogs.ageOver} as "ageOver", ${auditLogs.methodClass} as "methodClass", ${auditLogs.verificationLevel} as "verificationLevel"
     )
-    .returning({
-      transactionId: auditLogs.transactionId,
-      clientId: auditLogs.clientId,
-      subject: auditLogs.subject,
-      ageOver: auditLogs.ageOver,
-      methodClass: auditLogs.methodClass,
-      verificationLevel: auditLogs.verificationLevel,
-    })
-    .prepare('claim_code')
+    select guard.current, failures.hits, claimed.* from guard cross join failures left join claimed on true`
 })
 
-function describeVerification(row: typeof auditLogs.$inferSelect): Verification {
+function describeVerification(row: Verification): Verification {
   return {
     transactionId: row.transactionId,
     clientId: row.clientId,

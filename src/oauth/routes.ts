@@ -1,11 +1,11 @@
 import { Elysia, t } from 'elysia'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import type { AppDeps } from '../deps.ts'
-import { OAuthError } from '../errors.ts'
 import { readStrictBody } from '../lib/strict-request.ts'
 import { peerAddress } from '../ratelimit/peer.ts'
 import { authenticateClient } from './client-auth.ts'
-import { redeemCode } from './codes.ts'
+import { exchangeCode } from './exchange.ts'
+import { createClientCache } from '../clients/client-cache.ts'
 import {
   ErrorBody,
   Introspection,
@@ -28,24 +28,15 @@ const noStore = { 'cache-control': 'no-store', pragma: 'no-cache' }
 /** The token endpoints: code exchange (§4.2), validation (§4.3) and `/api/oauth/validate` (DESIGN.md). */
 export function oauthRoutes(deps: AppDeps) {
   const tokenDeps = { ...deps, issuerUrl: deps.config.issuerUrl }
+  // The exchange's copy of each client it has met (src/oauth/exchange.ts): kept at most 30 s, checked on every use.
+  const clientCopies = createClientCache(deps.db, deps.clock)
   const limitsFor = (request: Request) => ({ address: peerAddress(request, deps.config.trustProxy), authFailures: deps.config.limits.authFailures })
   return new Elysia({ name: 'oauth-routes' })
     .post(
       '/api/oauth/token',
       async ({ body, headers, request, set }) => {
         Object.assign(set.headers, noStore)
-        const client = await authenticateClient(deps, headers.authorization, limitsFor(request), body)
-        if (body.grant_type !== 'authorization_code') {
-          throw new OAuthError('unsupported_grant_type', 'grant_type must be authorization_code')
-        }
-        // An instance that must not sign says so before the code is used up: the client may try again.
-        await deps.keys.signing.signer()
-        const verification = await redeemCode(deps, client, {
-          code: body.code,
-          redirectUri: body.redirect_uri,
-          state: body.state,
-          codeVerifier: body.code_verifier,
-        })
+        const { client, verification } = await exchangeCode(deps, clientCopies, { authorization: headers.authorization, body, limits: limitsFor(request) })
         const accessToken = await signAgeToken(tokenDeps, verification, client)
         deps.metrics.codes.inc({ event: 'redeemed' })
         return {
