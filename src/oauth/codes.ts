@@ -175,8 +175,8 @@ export type ClaimForCopy = { current: boolean; failures: number | null; verifica
 /**
  * {@link claimAtOnce} for a client known from this instance's copy (src/clients/client-cache.ts), in the one
  * statement that also reads what authenticating it needs: that the copy is still the client's row, and the
- * failures counted under `failures.keys` (the address, and the client id from it). The code is claimed only
- * when the copy is current, `allowed` (the caller proved the secret on the copy, and the copy is active) and
+ * failures counted under `authentication.keys` (the address, and the client id from it). The code is claimed
+ * only when the copy is current, `allowed` (the caller proved the secret on the copy, and the copy is active) and
  * the failures are under their limit: the same rules, in the same order of precedence, as authenticating from
  * a read of the row and then claiming (src/oauth/exchange.ts).
  */
@@ -185,17 +185,17 @@ export async function claimForCopy(
   copy: { client: Client; version: string },
   request: Redemption,
   now: Date,
-  failures: { keys: [string, string]; start: string; max: number; allowed: boolean },
+  authentication: { keys: [string, string]; start: string; max: number; allowed: boolean },
 ): Promise<ClaimForCopy> {
   const verifier = request.codeVerifier
-  const claimable = failures.allowed && copy.client.redirectUris.includes(request.redirectUri) && (verifier === undefined || isCodeVerifier(verifier))
+  const claimable = authentication.allowed && copy.client.redirectUris.includes(request.redirectUri) && (verifier === undefined || isCodeVerifier(verifier))
   const [row] = rowsOf<{ current: boolean; hits: number | string | null } & Partial<Verification>>(
     await preparedClaimForCopy(db).execute({
       clientVersion: copy.version,
-      key1: failures.keys[0],
-      key2: failures.keys[1],
-      windowStart: failures.start,
-      maxFailures: failures.max,
+      key1: authentication.keys[0],
+      key2: authentication.keys[1],
+      windowStart: authentication.start,
+      maxFailures: authentication.max,
       allowed: claimable,
       codeHash: sha256Hex(request.code),
       clientId: copy.client.id,

@@ -1,4 +1,4 @@
-import type { ClientCache } from '../clients/client-cache.ts'
+import type { ClientCache, VersionedClient } from '../clients/client-cache.ts'
 import type { Client } from '../clients/model.ts'
 import type { Limit } from '../config.ts'
 import type { AppDeps } from '../deps.ts'
@@ -37,28 +37,34 @@ async function exchangeStepByStep(deps: AppDeps, { authorization, body, limits }
  * is active and the failures are under their limit. The answers are then given in the order of the steps: 429
  * past the limit whatever the secret (the statement is the same for a right and a wrong one), then
  * `invalid_client` (counted), `client_suspended`, and a code the claim did not take is judged as the steps
- * judge it. Undefined, with nothing written, where the steps must answer: no copy (an unknown id), a plan
- * limit (counted before the claim), another grant type, an instance that cannot sign, or a copy that is no
- * longer the row (a rotated secret, a suspension: the steps read it afresh).
+ * judge it. A copy that is no longer the row (a rotated secret, a suspension) is read again and the statement
+ * sent once more. Undefined, with nothing written, where the steps must answer: no copy (an unknown id), a plan
+ * limit (counted before the claim), another grant type, an instance that cannot sign, or a row that changed
+ * again meanwhile.
  */
 async function exchangeAtOnce(deps: AppDeps, copies: ClientCache, { authorization, body, limits }: TokenRequestContext) {
   const credentials = presentedCredentials(authorization, body)
   if (!credentials || body.grant_type !== 'authorization_code') return undefined
-  const copy = await copies.find(credentials.clientId)
-  if (!copy || copy.client.verificationLimit !== null) return undefined
-  const { client } = copy
-  const proven = secretMatches(deps, client, credentials.secret)
-  const allowed = proven && client.status === 'active'
-  if (allowed && !(await canSign(deps))) return undefined
-  const keys = failureKeys(limits.address, credentials) as [string, string]
-  const now = deps.clock.now()
-  const redemption = redemptionOf(body)
-  const outcome = await claimForCopy(deps.db, copy, redemption, now, { keys, start: windowStart(limits.authFailures, now), max: limits.authFailures.max, allowed })
-  if (!outcome.current) return undefined
-  refuseAtLimit(outcome.failures, limits.authFailures, now)
-  if (!proven) return refuseSecret(deps, keys, limits)
-  if (client.status !== 'active') throw suspended()
-  return { client, verification: outcome.verification ?? (await redeemCode(deps, client, redemption, { claimTried: true })) }
+  let copy: VersionedClient | undefined = await copies.find(credentials.clientId)
+  for (let tries = 0; copy && copy.client.verificationLimit === null && tries < 2; tries++) {
+    const { client } = copy
+    const proven = secretMatches(deps, client, credentials.secret)
+    const allowed = proven && client.status === 'active'
+    if (allowed && !(await canSign(deps))) return undefined
+    const keys = failureKeys(limits.address, credentials) as [string, string]
+    const now = deps.clock.now()
+    const redemption = redemptionOf(body)
+    const outcome = await claimForCopy(deps.db, copy, redemption, now, { keys, start: windowStart(limits.authFailures, now), max: limits.authFailures.max, allowed })
+    if (!outcome.current) {
+      copy = await copies.read(credentials.clientId)
+      continue
+    }
+    refuseAtLimit(outcome.failures, limits.authFailures, now)
+    if (!proven) return refuseSecret(deps, keys, limits)
+    if (client.status !== 'active') throw suspended()
+    return { client, verification: outcome.verification ?? (await redeemCode(deps, client, redemption, { claimTried: true })) }
+  }
+  return undefined
 }
 
 /** Whether this instance holds the key in force; the steps say why not, in their order. */

@@ -70,10 +70,10 @@ export function verificationCount(entry: { clientId: string; at: Date; methodCla
  * part of the statement that writes its audit row and its code (src/oauth/issue-code.ts), so that usage
  * always equals the approved audit rows. The values are {@link verificationCount}'s, or placeholders for them.
  *
- * The row is the day's shard of the database connection's backend (`pg_backend_pid()`, of which there are
- * {@link USAGE_SHARDS}, modulo): a row updated by one completion stays locked until it commits, so with one row
- * a day every completion of a client waited for the previous one's commit. A connection runs one transaction at
- * a time, so completions committing at once on different connections share a row only when their backends'
+ * The row is the day's shard numbered by the connection's backend: `pg_backend_pid()` modulo
+ * {@link USAGE_SHARDS}. A row updated by one completion stays locked until it commits, so with one row a day
+ * every completion of a client waited for the previous one's commit. A connection runs one transaction at a
+ * time, so completions committing at once on different connections share a row only when their backends'
  * process ids are equal modulo the shards. Every reader sums the shards; the plan limit does not lean on these
  * rows' locks (it locks the client's row, src/oauth/issue-code.ts).
  */

@@ -31,7 +31,10 @@ afterAll(async () => {
 
 test.skipIf(!onPostgres)('statements after the connection is lost fail, in the transaction and never outside it; the process lives on', async () => {
   const outcomes: string[] = []
-  const transaction = open.db.transaction(async (tx) => {
+  // The transaction is rejected as soon as its connection closes, while its callback goes on (the pool's
+  // reconnections below take a while on a busy machine): the checks wait for the callback itself.
+  let callback: Promise<void> | undefined
+  const body = async (tx: Parameters<Parameters<typeof open.db.transaction>[0]>[0]) => {
     const [backend] = await queryRows<{ pid: number }>(tx, sql`select pg_backend_pid() as pid`)
     await tx.execute(sql`insert into marks values ('before')`)
     const sleeping = tx.execute(sql`select pg_sleep(3)`).then(
@@ -47,8 +50,10 @@ test.skipIf(!onPostgres)('statements after the connection is lost fail, in the t
       () => outcomes.push('after ran'),
       () => outcomes.push('after refused'),
     )
-  })
+  }
+  const transaction = open.db.transaction((tx) => (callback = body(tx)))
   await expect(transaction).rejects.toThrow()
+  await callback
   // Give a deferred write every chance to run (and, unpatched, to throw from setImmediate).
   await Bun.sleep(300)
   expect(outcomes).toEqual(['lost', 'after refused'])
