@@ -108,19 +108,30 @@ export function checkRedemption({ code, verification }: StoredCode, client: Clie
  * verification, or nothing when any rule fails: the token exchange's single round trip.
  */
 export async function claimAtOnce(db: Database, client: Client, request: Redemption, codeHash: string, now: Date): Promise<Verification | undefined> {
-  if (!client.redirectUris.includes(request.redirectUri)) return undefined
-  const verifier = request.codeVerifier
-  if (verifier !== undefined && !isCodeVerifier(verifier)) return undefined
-  const rows = await preparedClaim(db).execute({
-    codeHash,
-    clientId: client.id,
-    now: now.toISOString(),
-    redirectUri: request.redirectUri,
-    challenge: verifier === undefined ? null : s256(verifier),
-    state: request.state ?? null,
-    minAge: client.minAge,
-  })
+  const { claimable, values } = claimValues(client, request, codeHash, now)
+  if (!claimable) return undefined
+  const rows = await preparedClaim(db).execute(values)
   return rows[0]
+}
+
+/**
+ * The values of {@link claimRules}' placeholders for a request, and whether a claim can take it at all: a
+ * redirect URI the client does not have or a verifier of the wrong shape is judged by the read.
+ */
+function claimValues(client: Client, request: Redemption, codeHash: string, now: Date) {
+  const verifier = request.codeVerifier
+  return {
+    claimable: client.redirectUris.includes(request.redirectUri) && (verifier === undefined || isCodeVerifier(verifier)),
+    values: {
+      codeHash,
+      clientId: client.id,
+      now: now.toISOString(),
+      redirectUri: request.redirectUri,
+      challenge: verifier === undefined ? null : s256(verifier),
+      state: request.state ?? null,
+      minAge: client.minAge,
+    },
+  }
 }
 
 /**
@@ -187,23 +198,16 @@ export async function claimForCopy(
   now: Date,
   authentication: { keys: [string, string]; start: string; max: number; allowed: boolean },
 ): Promise<ClaimForCopy> {
-  const verifier = request.codeVerifier
-  const claimable = authentication.allowed && copy.client.redirectUris.includes(request.redirectUri) && (verifier === undefined || isCodeVerifier(verifier))
+  const { claimable, values } = claimValues(copy.client, request, sha256Hex(request.code), now)
   const [row] = rowsOf<{ current: boolean; hits: number | string | null } & Partial<Verification>>(
     await preparedClaimForCopy(db).execute({
+      ...values,
       clientVersion: copy.version,
       key1: authentication.keys[0],
       key2: authentication.keys[1],
       windowStart: authentication.start,
       maxFailures: authentication.max,
-      allowed: claimable,
-      codeHash: sha256Hex(request.code),
-      clientId: copy.client.id,
-      now: now.toISOString(),
-      redirectUri: request.redirectUri,
-      challenge: verifier === undefined ? null : s256(verifier),
-      state: request.state ?? null,
-      minAge: copy.client.minAge,
+      allowed: authentication.allowed && claimable,
     }),
   )
   const verification = row!.transactionId === null || row!.transactionId === undefined ? undefined : describeVerification(row as Verification)

@@ -4,13 +4,11 @@ import type { Limit } from '../config.ts'
 import type { AppDeps } from '../deps.ts'
 import { OAuthError } from '../errors.ts'
 import { refuseAtLimit, windowStart } from '../ratelimit/limits.ts'
-import { authenticateClient, failureKeys, presentedCredentials, refuseSecret, secretMatches, suspended, type PostedCredentials } from './client-auth.ts'
+import { authenticateClient, failureKeys, presentedCredentials, refuseSecret, secretMatches, suspended } from './client-auth.ts'
 import { claimForCopy, redeemCode, type Redemption, type Verification } from './codes.ts'
+import type { TokenRequestType } from './model.ts'
 
-/** A token request's body (SPEC.md §4.2), as the route's schema has checked it. */
-export type TokenRequestBody = PostedCredentials & { grant_type: string; code: string; redirect_uri: string; state?: string | undefined; code_verifier?: string | undefined }
-
-export type TokenRequestContext = { authorization: string | undefined; body: TokenRequestBody; limits: { address: string; authFailures: Limit } }
+export type TokenRequestContext = { authorization: string | undefined; body: TokenRequestType; limits: { address: string; authFailures: Limit } }
 
 /**
  * The token exchange up to the signature (SPEC.md §4.2): the client authenticated, the grant checked, the
@@ -45,15 +43,15 @@ async function exchangeStepByStep(deps: AppDeps, { authorization, body, limits }
 async function exchangeAtOnce(deps: AppDeps, copies: ClientCache, { authorization, body, limits }: TokenRequestContext) {
   const credentials = presentedCredentials(authorization, body)
   if (!credentials || body.grant_type !== 'authorization_code') return undefined
+  const keys = failureKeys(limits.address, credentials) as [string, string]
+  const redemption = redemptionOf(body)
   let copy: VersionedClient | undefined = await copies.find(credentials.clientId)
   for (let tries = 0; copy && copy.client.verificationLimit === null && tries < 2; tries++) {
     const { client } = copy
     const proven = secretMatches(deps, client, credentials.secret)
     const allowed = proven && client.status === 'active'
     if (allowed && !(await canSign(deps))) return undefined
-    const keys = failureKeys(limits.address, credentials) as [string, string]
     const now = deps.clock.now()
-    const redemption = redemptionOf(body)
     const outcome = await claimForCopy(deps.db, copy, redemption, now, { keys, start: windowStart(limits.authFailures, now), max: limits.authFailures.max, allowed })
     if (!outcome.current) {
       copy = await copies.read(credentials.clientId)
@@ -77,6 +75,6 @@ async function canSign(deps: AppDeps): Promise<boolean> {
   }
 }
 
-function redemptionOf(body: TokenRequestBody): Redemption {
+function redemptionOf(body: TokenRequestType): Redemption {
   return { code: body.code, redirectUri: body.redirect_uri, state: body.state, codeVerifier: body.code_verifier }
 }

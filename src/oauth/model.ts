@@ -24,6 +24,8 @@ export const TokenRequest = t.Object(
   { description: 'JSON (SPEC.md §4.2) or application/x-www-form-urlencoded (RFC 6749 §4.1.3); extra members are ignored' },
 )
 
+export type TokenRequestType = Static<typeof TokenRequest>
+
 /**
  * The authorization request's parameters (SPEC.md §4.1, RFC 6749 §4.1.1, RFC 7636 §4.3), shared by the
  * hosted page's URL and the pushed-request endpoint.
