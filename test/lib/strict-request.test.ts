@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { OAuthError } from '../../src/errors.ts'
-import { MAX_BODY_BYTES, readStrictBody } from '../../src/lib/strict-request.ts'
+import { MAX_BODY_BYTES, parseStrictJsonObject, readStrictBody } from '../../src/lib/strict-request.ts'
 
 const URL = 'http://ofage.test/api/oauth/token'
 const json = { 'content-type': 'application/json' }
@@ -75,5 +75,51 @@ describe("what the one-piece read relies on: Bun's parser ends a body at its Con
     const answer = await send(`POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}{"smuggled":"yes"}`)
     expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 200 OK')
     expect(answer.slice(answer.indexOf('\r\n\r\n') + 4)).toStartWith('{}')
+  })
+})
+
+describe('JSON text read strictly (parseStrictJsonObject)', () => {
+  function refused(text: string): string {
+    try {
+      parseStrictJsonObject(text, 'The body', 4)
+    } catch (error) {
+      expect(error).toBeInstanceOf(OAuthError)
+      return (error as OAuthError).description
+    }
+    throw new Error(`accepted ${text}`)
+  }
+
+  test('a member given twice is refused at any level, by its name, however the text hides it', () => {
+    const twice = (name: string) => `The parameter "${name}" is given more than once`
+    expect(refused('{"a":1,"a":1}')).toBe(twice('a'))
+    expect(refused('{"a":"x:y","a":1}')).toBe(twice('a'))
+    expect(refused('{"k":{"b":[{"c":1,"c":2}]}}')).toBe(twice('c'))
+    expect(refused('{"k":[{"x":1},{"y":{"z":":","z":"\\":"}}]}')).toBe(twice('z'))
+    expect(refused('{"__proto__":1,"__proto__":{}}')).toBe(twice('__proto__'))
+    // A name that ends in a backslash: the quote after it still closes the string.
+    expect(refused(String.raw`{"a\\":1,"a\\":2}`)).toBe(twice('a\\'))
+    // The same name written two ways is the same member.
+    expect(refused('{"a":1,"\\u0061":2}')).toBe(twice('a'))
+  })
+
+  test('colons, quotes and brackets inside strings are not members nor levels', () => {
+    const text = '{"a:b":"c:d","e\\"":":","[[[[[":"{{{{{","n":{"m":[1,":",{"o":null}]}}'
+    expect(parseStrictJsonObject(text, 'The body', 4)).toEqual(JSON.parse(text))
+  })
+
+  test('a __proto__ member is an own member, never the prototype', () => {
+    const parsed = parseStrictJsonObject('{"__proto__":{"admin":true},"x":1}', 'The body')
+    expect(Object.hasOwn(parsed, '__proto__')).toBe(true)
+    expect(Object.getPrototypeOf(parsed)).toBe(Object.prototype)
+    expect((parsed as { admin?: unknown }).admin).toBeUndefined()
+  })
+
+  test('too deep, not JSON, or not an object: each its own refusal', () => {
+    expect(refused('{"a":[[[[1]]]]}')).toBe('The body nests deeper than 4 levels')
+    expect(refused('{"a":1,}')).toBe('The body is not valid JSON')
+    expect(refused('{"a":1')).toBe('The body is not valid JSON')
+    expect(refused('[{"a":1}]')).toBe('The body must be a JSON object')
+    expect(refused('"a:b"')).toBe('The body must be a JSON object')
+    expect(refused('null')).toBe('The body must be a JSON object')
   })
 })
