@@ -106,7 +106,7 @@ async function countAuditRows(db: Database, clientId: string, interval: Interval
 }
 
 // Both counts are built once (src/db/prepared.ts): Drizzle's builder filled a profile of the bench's usage load,
-// and with it built once a process answered 27–83% more reports and peaked 13–16 MiB lower (docs/performance.md).
+// and with it built once a process answered 26–83% more reports and peaked 13–14 MiB lower (docs/performance.md).
 const daysStatement = builtOnce((db) =>
   db
     .select({
