@@ -221,8 +221,10 @@ const preparedClaimForCopy = sqlBuiltOnce('claim_code_for_copy', () => {
     claimed as (
       update ${authCodes} set used_at = ${value('now')}::timestamptz from ${auditLogs}, guard, failures
       where ${claimRules()} and guard.current and ${value('allowed')}::boolean and coalesce(failures.hits, 0) < ${value('maxFailures')}::integer
-      returning ${auditLogs.transactionId} as "transactionId", ${auditLogs.clientId} as "clientId", ${auditLogs.subject} as "subject",
-        ${auditLogs.ageOver} as "ageOver", ${auditLogs.methodClass} as "methodClass", ${auditLogs.verificationLevel} as "verificationLevel"
+      returning ${sql.join(
+        Object.entries(claimedColumns).map(([name, column]) => sql`${column} as ${sql.identifier(name)}`),
+        sql`, `,
+      )}
     )
     select guard.current, failures.hits, claimed.* from guard cross join failures left join claimed on true`
 })

@@ -1,8 +1,8 @@
-import { and, asc, eq, gte, lt, sql } from 'drizzle-orm'
+import { asc } from 'drizzle-orm'
 import type { Database } from '../db/client.ts'
 import { usageDaily } from '../db/schema.ts'
 import { utcDay } from './counters.ts'
-import type { Interval, UsageCounts } from './report.ts'
+import { counterDays, counterSums, normalise, type Interval, type UsageCounts } from './report.ts'
 
 /** One UTC day's approved verifications, as the usage report counts them. */
 export type DayUsage = { day: string; usage: UsageCounts }
@@ -16,31 +16,16 @@ const DAY_MS = 86_400_000
 export async function countUsageByDay(db: Database, clientId: string, interval: Interval): Promise<DayUsage[]> {
   // A day's count may be spread over several rows (its shards, src/usage/counters.ts).
   const rows = await db
-    .select({
-      day: usageDaily.day,
-      total: sql<number>`sum(${usageDaily.total})::int`,
-      ageOnly: sql<number>`sum(${usageDaily.ageOnly})::int`,
-      biometric: sql<number>`sum(${usageDaily.biometric})::int`,
-      reverification: sql<number>`sum(${usageDaily.reverification})::int`,
-    })
+    .select({ day: usageDaily.day, ...counterSums })
     .from(usageDaily)
-    .where(and(eq(usageDaily.clientId, clientId), gte(usageDaily.day, utcDay(interval.start)), lt(usageDaily.day, utcDay(interval.end))))
+    .where(counterDays(clientId, utcDay(interval.start), utcDay(interval.end)))
     .groupBy(usageDaily.day)
     .orderBy(asc(usageDaily.day))
   const byDay = new Map(rows.map((row) => [String(row.day), row]))
   const days: DayUsage[] = []
   for (let at = interval.start.getTime(); at < interval.end.getTime(); at += DAY_MS) {
     const day = utcDay(new Date(at))
-    const row = byDay.get(day)
-    days.push({
-      day,
-      usage: {
-        total_verifications: Number(row?.total ?? 0),
-        age_only_count: Number(row?.ageOnly ?? 0),
-        biometric_count: Number(row?.biometric ?? 0),
-        reverification_count: Number(row?.reverification ?? 0),
-      },
-    })
+    days.push({ day, usage: normalise(byDay.get(day)) })
   }
   return days
 }

@@ -1,4 +1,4 @@
-import { and, eq, gte, lt, sql } from 'drizzle-orm'
+import { and, eq, gte, lt, sql, type Placeholder, type SQL } from 'drizzle-orm'
 import type { Database } from '../db/client.ts'
 import { builtOnce } from '../db/prepared.ts'
 import { auditLogs, usageDaily } from '../db/schema.ts'
@@ -109,16 +109,24 @@ async function countAuditRows(db: Database, clientId: string, interval: Interval
 // and with it built once a process answered 26–83% more reports and peaked 13–14 MiB lower (docs/performance.md).
 const daysStatement = builtOnce((db) =>
   db
-    .select({
-      total_verifications: sql<number>`coalesce(sum(${usageDaily.total}), 0)::int`,
-      age_only_count: sql<number>`coalesce(sum(${usageDaily.ageOnly}), 0)::int`,
-      biometric_count: sql<number>`coalesce(sum(${usageDaily.biometric}), 0)::int`,
-      reverification_count: sql<number>`coalesce(sum(${usageDaily.reverification}), 0)::int`,
-    })
+    .select(counterSums)
     .from(usageDaily)
-    .where(and(eq(usageDaily.clientId, sql.placeholder('clientId')), gte(usageDaily.day, sql.placeholder('start')), lt(usageDaily.day, sql.placeholder('end'))))
+    .where(counterDays(sql.placeholder('clientId'), sql.placeholder('start'), sql.placeholder('end')))
     .prepare('usage_days'),
 )
+
+/** The daily counters' columns summed, as a report's counts: over whole days here, a day at a time in src/usage/daily.ts. */
+export const counterSums = {
+  total_verifications: sql<number>`coalesce(sum(${usageDaily.total}), 0)::int`,
+  age_only_count: sql<number>`coalesce(sum(${usageDaily.ageOnly}), 0)::int`,
+  biometric_count: sql<number>`coalesce(sum(${usageDaily.biometric}), 0)::int`,
+  reverification_count: sql<number>`coalesce(sum(${usageDaily.reverification}), 0)::int`,
+}
+
+/** A client's counter rows for the days from `start` up to `end` (Postgres `date` text, end excluded). */
+export function counterDays(clientId: string | Placeholder, start: string | Placeholder, end: string | Placeholder): SQL | undefined {
+  return and(eq(usageDaily.clientId, clientId), gte(usageDaily.day, start), lt(usageDaily.day, end))
+}
 
 const auditRowsStatement = builtOnce((db) =>
   db
@@ -139,7 +147,7 @@ const auditRowsStatement = builtOnce((db) =>
     .prepare('usage_audit_rows'),
 )
 
-function normalise(row: Partial<UsageCounts> | undefined): UsageCounts {
+export function normalise(row: Partial<UsageCounts> | undefined): UsageCounts {
   return {
     total_verifications: Number(row?.total_verifications ?? 0),
     age_only_count: Number(row?.age_only_count ?? 0),
