@@ -209,6 +209,15 @@ const fixed = (value: number, digits = 0) => value.toLocaleString('en', { maximu
 const ANALYSIS_MARKER = '<!-- analysis: written by hand, kept by bun run bench -->'
 
 /** docs/performance.md and its chart, from one run of `bun run bench`; the hand-written analysis is kept. */
+/**
+ * What wrk's percentiles are (wrk 4.1, src/wrk.c and stats.c): before it reports, wrk corrects its latencies for
+ * coordinated omission, adding for each response slower than twice a connection's mean interval the samples a
+ * client sending at a steady rate would have had waiting behind it. Measured here on the usage report: wrk's p99
+ * 47–726 ms where autocannon's, uncorrected, read 17 ms at the same rate (docs/performance.md, eleventh part).
+ */
+const WRK_LATENCY =
+  "wrk's p50 and p99 are corrected for coordinated omission (each response slower than twice a connection's mean interval adds the samples a steady client would have had waiting behind it), so a few slow moments count many times in a p99; the page flow's own client does not correct."
+
 export function writeReport(report: Report, markdownPath: string, svgPath: string): void {
   writeFileSync(svgPath, chart(report))
   const previous = existsSync(markdownPath) ? readFileSync(markdownPath, 'utf8') : ''
@@ -243,6 +252,7 @@ export function writeReport(report: Report, markdownPath: string, svgPath: strin
     `Peak resident memory of a server process under this load: ${mib(report.peakRssMiB)} MiB (target < 150 MiB per worker: ${report.peakRssMiB < MEMORY_GOAL_MIB ? 'yes' : '**no**'}).`,
     `Seeding the audit rows took ${fixed(report.seedSeconds)} s and is not part of any figure. The abuse limits are raised for the run,`,
     'since one address sends every request; the page flow is the sandbox form (a session, a code, a 303), without a face check.',
+    ...(report.tool === 'wrk' ? [WRK_LATENCY] : []),
     faceCheckLine(report.faceCheck),
     ...(report.flowStatements
       ? [`One visitor's flow sends ${report.flowStatements.open + report.flowStatements.complete} statements to the database (counted in process, \`BEGIN\` and \`COMMIT\` included): ${report.flowStatements.open} to open the page, ${report.flowStatements.complete} to complete the form.`]

@@ -48,6 +48,10 @@ test('figures against their ceilings, each target met or not, the chart, and the
   expect(first).toContain("One visitor's flow sends 3 statements to the database (counted in process, `BEGIN` and `COMMIT` included): 1 to open the page, 2 to complete the form.")
   expect(first).toContain('Face check (`bench/face-stages.ts --side 960`, frames of 960×720 as the page sends them, on one core, first in the run): 110.0 ms a frame from decoding to garbage collection; 55 checks a core a minute for three prompts (10 frames), 46 for four (12 frames) (target ≥ 80 for four: **no**, 43% short).')
   expect(readFileSync(svg, 'utf8')).toStartWith('<svg')
+  // wrk corrects its percentiles for coordinated omission; the report says so, and only of wrk's.
+  expect(first).toContain("wrk's p50 and p99 are corrected for coordinated omission")
+  writeReport({ ...report, tool: 'autocannon' }, join(dir, 'autocannon.md'), svg)
+  expect(readFileSync(join(dir, 'autocannon.md'), 'utf8')).not.toContain('coordinated omission')
 
   writeFileSync(markdown, `${first}\nThe exchange is bound by X, measured by Y.\n`)
   writeReport({ ...report, rows: [{ ...report.rows[0]!, result: result(1_790) }] }, markdown, svg)
