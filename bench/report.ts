@@ -213,7 +213,7 @@ const ANALYSIS_MARKER = '<!-- analysis: written by hand, kept by bun run bench -
  * What wrk's percentiles are (wrk 4.1, src/wrk.c and stats.c): before it reports, wrk corrects its latencies for
  * coordinated omission, adding for each response slower than twice a connection's mean interval the samples a
  * client sending at a steady rate would have had waiting behind it. Measured here on the usage report: wrk's p99
- * 47–726 ms where autocannon's, uncorrected, read 17 ms at the same rate (docs/performance.md, eleventh part).
+ * 26–726 ms where autocannon's, uncorrected, read 17 ms at the same rate (docs/performance.md, eleventh part).
  */
 const WRK_LATENCY =
   "wrk's p50 and p99 are corrected for coordinated omission (each response slower than twice a connection's mean interval adds the samples a steady client would have had waiting behind it), so a few slow moments count many times in a p99; the page flow's own client does not correct."
