@@ -208,7 +208,6 @@ const fixed = (value: number, digits = 0) => value.toLocaleString('en', { maximu
 /** Below this line docs/performance.md is written by hand (what bounds each path, from profiles) and kept. */
 const ANALYSIS_MARKER = '<!-- analysis: written by hand, kept by bun run bench -->'
 
-/** docs/performance.md and its chart, from one run of `bun run bench`; the hand-written analysis is kept. */
 /**
  * What wrk's percentiles are (wrk 4.1, src/wrk.c and stats.c): before it reports, wrk corrects its latencies for
  * coordinated omission, adding for each response slower than twice a connection's mean interval the samples a
@@ -218,6 +217,7 @@ const ANALYSIS_MARKER = '<!-- analysis: written by hand, kept by bun run bench -
 const WRK_LATENCY =
   "wrk's p50 and p99 are corrected for coordinated omission (each response slower than twice a connection's mean interval adds the samples a steady client would have had waiting behind it), so a few slow moments count many times in a p99; the page flow's own client does not correct."
 
+/** docs/performance.md and its chart, from one run of `bun run bench`; the hand-written analysis is kept. */
 export function writeReport(report: Report, markdownPath: string, svgPath: string): void {
   writeFileSync(svgPath, chart(report))
   const previous = existsSync(markdownPath) ? readFileSync(markdownPath, 'utf8') : ''
