@@ -44,6 +44,8 @@ export async function authenticateClient(
  * The rate-limit keys a client authentication counts its failures under: the address, and the client id
  * from that address when the request names one.
  */
+export function failureKeys(address: string, credentials: { clientId: string }): [string, string]
+export function failureKeys(address: string, credentials: { clientId: string } | undefined): string[]
 export function failureKeys(address: string, credentials: { clientId: string } | undefined): string[] {
   const addressKey = `auth:${address}`
   return credentials ? [addressKey, `${addressKey}:${sha256Hex(credentials.clientId).slice(0, 32)}`] : [addressKey]

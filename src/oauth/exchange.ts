@@ -43,7 +43,7 @@ async function exchangeStepByStep(deps: AppDeps, { authorization, body, limits }
 async function exchangeAtOnce(deps: AppDeps, copies: ClientCache, { authorization, body, limits }: TokenRequestContext) {
   const credentials = presentedCredentials(authorization, body)
   if (!credentials || body.grant_type !== 'authorization_code') return undefined
-  const keys = failureKeys(limits.address, credentials) as [string, string]
+  const keys = failureKeys(limits.address, credentials)
   const redemption = redemptionOf(body)
   let copy: VersionedClient | undefined = await copies.find(credentials.clientId)
   for (let tries = 0; copy && copy.client.verificationLimit === null && tries < 2; tries++) {
