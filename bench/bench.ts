@@ -25,6 +25,7 @@ import { startServices } from '../src/boot.ts'
 import { createStatementLog } from '../src/db/statement-log.ts'
 import type { AppDeps } from '../src/deps.ts'
 import { loadConfig } from '../src/config.ts'
+import { ENGINE_OPTIONS } from '../src/ops/engine-options.ts'
 import { silentLogger } from '../src/lib/log.ts'
 import { createClient } from '../src/clients/registry.ts'
 import { sealGatePass } from '../src/gate/gate-cookie.ts'
@@ -285,7 +286,9 @@ async function peerTokens(peerPort: number): Promise<{ result: LoadResult; runti
 async function faceCheckCost(): Promise<FaceCheckCost | undefined> {
   if (!hasLivenessClips) return undefined
   const pin = Bun.which('taskset') ? ['taskset', '-c', '0'] : []
-  const child = Bun.spawn([...pin, 'bun', 'bench/face-stages.ts', '--side', '960', '--json'], { stdout: 'pipe', stderr: 'inherit' })
+  // With the engine's options the server runs with (src/ops/engine-options.ts), unless this environment sets them.
+  const env = { ...ENGINE_OPTIONS, ...process.env }
+  const child = Bun.spawn([...pin, 'bun', 'bench/face-stages.ts', '--side', '960', '--json'], { env, stdout: 'pipe', stderr: 'inherit' })
   const out = await new Response(child.stdout).text()
   if ((await child.exited) !== 0) return undefined
   return { ...(JSON.parse(out.trim().split('\n').at(-1)!) as Omit<FaceCheckCost, 'pinned'>), pinned: pin.length > 0 }

@@ -153,7 +153,7 @@ export function goalReadings(report: Report): GoalReading[] {
     bound:
       report.idleRssMiB === undefined
         ? "JavaScriptCore's heap under load"
-        : `the idle process holds ${fixed(report.idleRssMiB)} MiB (the runtime and the modules); the load adds ${fixed(report.peakRssMiB - report.idleRssMiB)} MiB for the requests in flight: JavaScriptCore's heap between collections (with its growth function for large machines off, src/ops/heap-growth.ts) and native buffers`,
+        : `the idle process holds ${fixed(report.idleRssMiB)} MiB (the runtime and the modules); the load adds ${fixed(report.peakRssMiB - report.idleRssMiB)} MiB for the requests in flight: JavaScriptCore's heap between collections (with its growth function for large machines off, src/ops/engine-options.ts) and native buffers`,
   })
   const face = report.faceCheck
   if (face) {

@@ -6,7 +6,7 @@ import { createLocalJWKSet, jwtVerify, type JWK } from 'jose'
 import pkg from '../package.json' with { type: 'json' }
 import { basic, freePort, freshDatabaseUrl, onPostgres, REDIRECT_URI, waitUntilReady } from './helpers.ts'
 import type { Pose } from '../src/liveness/challenge.ts'
-import { HEAP_GROWTH_VARIABLE } from '../src/ops/heap-growth.ts'
+import { ENGINE_OPTIONS } from '../src/ops/engine-options.ts'
 import { manyScansJpeg } from './images/hostile-images.ts'
 import { captureFor, captureForm, hasLivenessClips } from './liveness/clips.ts'
 import { callback, testBrowser } from './verification/browser.ts'
@@ -100,8 +100,9 @@ describe.skipIf(!built)('the compiled binary', () => {
     // The binary signs with the system's OpenSSL where there is one (src/keys/openssl-rs256.ts, through bun:ffi), else WebCrypto.
     const openSsl = ['/usr/lib/x86_64-linux-gnu', '/usr/lib/aarch64-linux-gnu', '/usr/lib64', '/usr/lib'].some((dir) => existsSync(`${dir}/libcrypto.so.3`))
     expect(String(started.find((line) => line.event === 'listening')!.signs_with)).toStartWith(openSsl ? 'OpenSSL 3.' : 'WebCrypto')
-    // It serves with JavaScriptCore's heap growth function off, in the process that was started (src/ops/heap-growth.ts).
-    expect(readFileSync(`/proc/${server.pid}/environ`, 'utf8').split('\0')).toContain(`${HEAP_GROWTH_VARIABLE}=1048576`)
+    // It serves with the server's engine options, in the process that was started (src/ops/engine-options.ts).
+    const environment = readFileSync(`/proc/${server.pid}/environ`, 'utf8').split('\0')
+    for (const [name, value] of Object.entries(ENGINE_OPTIONS)) expect(environment).toContain(`${name}=${value}`)
 
     const browser = testBrowser({ baseUrl })
     const { response, page } = await browser.open({ client_id: client.client_id, state: 'bin' })

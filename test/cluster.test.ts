@@ -1,8 +1,11 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { readdirSync, readFileSync } from 'node:fs'
 import { loadConfig } from '../src/config.ts'
-import { HEAP_GROWTH_VARIABLE } from '../src/ops/heap-growth.ts'
+import { ENGINE_OPTIONS } from '../src/ops/engine-options.ts'
 import { freePort, freshDatabaseUrl, onPostgres, waitUntilReady } from './helpers.ts'
+
+/** The engine's options unset, so that the server sets them itself. */
+const withoutEngineOptions = Object.fromEntries(Object.keys(ENGINE_OPTIONS).map((name) => [name, undefined]))
 
 /**
  * Issue 12: WORKERS server processes share the port (`reusePort`). The first starts the others, restarts
@@ -59,7 +62,7 @@ const url = `http://127.0.0.1:${port}`
 beforeAll(async () => {
   if (!onPostgres) return
   database = await freshDatabaseUrl()
-  const env = { ...process.env, DATABASE_URL: database.url, PORT: String(port), PUBLIC_URL: url, APP_URL: url, FACE_CHECK: '0', OFAGE_DEMO: '0', WORKERS: '3', METRICS_PUBLIC: '1', [HEAP_GROWTH_VARIABLE]: undefined }
+  const env = { ...process.env, DATABASE_URL: database.url, PORT: String(port), PUBLIC_URL: url, APP_URL: url, FACE_CHECK: '0', OFAGE_DEMO: '0', WORKERS: '3', METRICS_PUBLIC: '1', ...withoutEngineOptions }
   server = Bun.spawn(['bun', 'src/index.ts'], { env, stdout: 'ignore', stderr: 'ignore' })
   await waitUntilReady(url, 30_000)
 }, 60_000)
@@ -94,9 +97,10 @@ test.skipIf(!onPostgres)('three workers serve one port; a dead one is started ag
   await until(() => childrenOf(server.pid).length === 2)
   const responses = await Promise.all(Array.from({ length: 50 }, () => fetch(`${url}/api/.well-known/jwks.json`).then((r) => r.status)))
   expect(responses.every((status) => status === 200)).toBe(true)
-  // Every process runs with JavaScriptCore's heap growth function off: the first set it, the workers inherit it.
+  // Every process runs with the server's engine options (src/ops/engine-options.ts): the first set them, the workers inherit them.
   for (const pid of [server.pid, ...childrenOf(server.pid)]) {
-    expect(readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')).toContain(`${HEAP_GROWTH_VARIABLE}=1048576`)
+    const environment = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')
+    for (const [name, value] of Object.entries(ENGINE_OPTIONS)) expect(environment).toContain(`${name}=${value}`)
   }
 
   const [victim] = childrenOf(server.pid)

@@ -1,4 +1,4 @@
-import { steadyHeapGrowth } from '../ops/heap-growth.ts'
+import { withEngineOptions } from '../ops/engine-options.ts'
 import { runServer } from '../server.ts'
 import type { ServerCommand } from './command.ts'
 
@@ -11,7 +11,7 @@ export const serve: ServerCommand = {
   options: {},
   run: (config, commands) => {
     // `bun start` made sure of it before loading anything; `ofage serve` of the binary and `bun run cli` do it here.
-    steadyHeapGrowth()
+    withEngineOptions()
     return runServer(config, { commands })
   },
 }
