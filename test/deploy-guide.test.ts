@@ -6,7 +6,7 @@ import postgres from 'postgres'
 import { randomToken } from '../src/lib/crypto.ts'
 import { MAX_MULTIPART_BYTES } from '../src/lib/strict-request.ts'
 import { makeCertificate, NGINX } from './gate/proxy-harness.ts'
-import { basic, freePort, freshDatabase, freshDataDir, REDIRECT_URI, waitUntilReady } from './helpers.ts'
+import { awayFromWindowEdge, basic, freePort, freshDatabase, freshDataDir, REDIRECT_URI, waitUntilReady } from './helpers.ts'
 import { callback, testBrowser } from './verification/browser.ts'
 
 /**
@@ -210,6 +210,7 @@ describe('docs/deploy.md: the environment file and the nginx site', () => {
         await Bun.sleep(100)
       }
 
+      await awayFromWindowEdge()
       const first = await visit('127.0.0.2', page)
       expect(first.status).toBe(200)
       // nginx's $request_id (32 hex digits) reached ofage, which answered with it.

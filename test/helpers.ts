@@ -204,6 +204,16 @@ export async function json(response: Response): Promise<any> {
 /** Rows of a raw query (src/db/rows.ts). */
 export { queryRows } from '../src/db/rows.ts'
 
+/**
+ * Waits, when a fixed rate-limit window of `windowMs` ends within `marginMs`, until the next one has begun: the
+ * limits count in windows aligned to the clock (src/ratelimit/limits.ts), so a test that expects its second hit
+ * refused must not straddle a window's edge, where the count starts again (CI saw a 200 for a 429 so once).
+ */
+export async function awayFromWindowEdge(windowMs = 60_000, marginMs = 10_000): Promise<void> {
+  const left = windowMs - (Date.now() % windowMs)
+  if (left < marginMs) await Bun.sleep(left + 50)
+}
+
 /** Polls a running server's /readyz until it answers 200; returns how long that took. */
 export async function waitUntilReady(baseUrl: string, ms = 15_000): Promise<number> {
   const started = performance.now()

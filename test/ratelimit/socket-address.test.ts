@@ -3,7 +3,7 @@ import { startServices } from '../../src/boot.ts'
 import { createClient } from '../../src/clients/registry.ts'
 import { loadConfig } from '../../src/config.ts'
 import { silentLogger } from '../../src/lib/log.ts'
-import { freePort, freshDatabase, REDIRECT_URI, startServerProcess } from '../helpers.ts'
+import { awayFromWindowEdge, freePort, freshDatabase, REDIRECT_URI, startServerProcess } from '../helpers.ts'
 
 /**
  * Without a proxy, the abuse limits count by the socket's address, which the server reads only when a route
@@ -40,6 +40,7 @@ async function visitFrom(from: string, headers: string[] = []): Promise<number> 
 }
 
 test('each socket address has its own session limit; X-Forwarded-For is not believed without TRUST_PROXY', async () => {
+  await awayFromWindowEdge()
   expect(await visitFrom('127.0.0.2')).toBe(200)
   expect(await visitFrom('127.0.0.2')).toBe(429)
   expect(await visitFrom('127.0.0.2', ['X-Forwarded-For: 198.51.100.7'])).toBe(429)
