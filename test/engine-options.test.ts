@@ -1,9 +1,7 @@
 import { afterEach, expect, test } from 'bun:test'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { readFileSync } from 'node:fs'
 import { ENGINE_OPTIONS, FTL_VARIABLE, HEAP_GROWTH_VARIABLE } from '../src/ops/engine-options.ts'
-import { freePort, waitUntilReady } from './helpers.ts'
+import { freePort, freshDataDir, startServerProcess } from './helpers.ts'
 
 /**
  * The server runs with its engine options (src/ops/engine-options.ts: JavaScriptCore's heap growth function
@@ -17,19 +15,13 @@ afterEach(async () => {
 
 /** Starts `bun src/index.ts` with none of the engine's options but `extra`; its environment once it serves. */
 async function serve(extra: Record<string, string>): Promise<string[]> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'ofage-heap-'))
+  const dataDir = await freshDataDir()
+  cleanups.push(() => dataDir.remove())
   const port = await freePort()
-  const env: Record<string, string | undefined> = { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '', PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}`, OFAGE_DEMO: '0', FACE_CHECK: '0' }
-  for (const name of Object.keys(ENGINE_OPTIONS)) delete env[name]
-  Object.assign(env, extra)
-  const child = Bun.spawn(['bun', 'src/index.ts'], { env, stdout: 'ignore', stderr: 'ignore' })
-  cleanups.push(async () => {
-    child.kill('SIGTERM')
-    await child.exited
-    rmSync(dataDir, { recursive: true, force: true })
-  })
-  await waitUntilReady(`http://127.0.0.1:${port}`, 30_000)
-  return readFileSync(`/proc/${child.pid}/environ`, 'utf8').split('\0')
+  const none = Object.fromEntries(Object.keys(ENGINE_OPTIONS).map((name) => [name, undefined]))
+  const server = await startServerProcess({ ...none, ...extra, DATA_DIR: dataDir.path, DATABASE_URL: '', PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}`, OFAGE_DEMO: '0', FACE_CHECK: '0', WORKERS: '1' })
+  cleanups.unshift(() => server.stop())
+  return readFileSync(`/proc/${server.pid}/environ`, 'utf8').split('\0')
 }
 
 test.skipIf(process.platform !== 'linux')('a server started without the options serves with them, in the process that was started', async () => {

@@ -226,10 +226,11 @@ export async function waitUntilReady(baseUrl: string, ms = 15_000): Promise<numb
 
 /**
  * A server process as `bun start` runs it (`bun src/index.ts`), with `env` over this process's, ready to
- * answer; `stop()` sends SIGTERM and waits for it to exit. For tests of what only a real server does (Bun's
- * static routes, socket addresses); the caller owns the database in `env`.
+ * answer (a variable set to undefined is left out); `pid` is the process started, `stop()` sends SIGTERM and
+ * waits for it to exit. For tests of what only a real server does (Bun's static routes, socket addresses, the
+ * engine's options); the caller owns the database in `env`.
  */
-export async function startServerProcess(env: Record<string, string | undefined>): Promise<{ stop(): Promise<void> }> {
+export async function startServerProcess(env: Record<string, string | undefined>): Promise<{ pid: number; stop(): Promise<void> }> {
   const child = Bun.spawn(['bun', 'src/index.ts'], { env: { ...process.env, ...env }, stdout: 'ignore', stderr: 'ignore' })
   try {
     await waitUntilReady(`http://127.0.0.1:${env.PORT}`, 30_000)
@@ -239,6 +240,7 @@ export async function startServerProcess(env: Record<string, string | undefined>
     throw cause
   }
   return {
+    pid: child.pid,
     async stop() {
       child.kill('SIGTERM')
       await child.exited
